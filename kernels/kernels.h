@@ -1,0 +1,77 @@
+// The engine's hand-written kernels: ISA-agnostic declarations.
+//
+// Every kernel here has one scalar reference (kernels/reference/) and one xsimd
+// template compiled per ISA (kernels/isa/). The table of the ISA chosen at
+// start-up is returned by active(); a kernel knows nothing about models.
+#pragma once
+
+#include <cstdint>
+
+namespace pola::kernels {
+
+enum class Isa { scalar = 0, avx2 = 1, avx512 = 2 };
+
+const char *isa_name(Isa isa);
+
+// Polarity-aware linear attention core (SPEC section 3, steps 2-7), for one
+// sequence. Inputs are token-major with per-row strides (ld_*), head h owns
+// channels [h*head_dim, (h+1)*head_dim). The key side streams over n_k tokens
+// once; the query side streams over n_q tokens once; nothing of size n_q x n_k
+// exists. `out` receives [x_sim, x_opp] per head (head_dim wide).
+struct PolaAttnArgs {
+  int64_t n_q = 0, n_k = 0;
+  int heads = 0, head_dim = 0;
+  const float *q = nullptr; int64_t ld_q = 0;
+  const float *k = nullptr; int64_t ld_k = 0;
+  const float *v = nullptr; int64_t ld_v = 0;
+  const float *pos_enc = nullptr;   // (n_k, heads*head_dim) dense, added to k; may be null
+  const float *inv_scale = nullptr; // (heads*head_dim): 1 / softplus(scale)
+  const float *power = nullptr;     // (heads*head_dim): 1 + alpha * sigmoid(power_param)
+  float *out = nullptr; int64_t ld_out = 0;
+  int threads = 1;                  // worker threads the call may use (deterministic for any value)
+};
+
+// Swin window attention with softmax (SPEC section 5, "S" blocks), for a batch
+// of windows that share one relative-position bias. qkv rows are
+// [q | k | v] (3*heads*head_dim wide, stride ld_qkv) in window-major token
+// order: window w owns rows [w*t, (w+1)*t) with t tokens per window.
+// bias: (heads, t, t) dense. mask: (n_mask, t, t) or null; window w uses
+// mask[w % n_mask]. Output rows are heads*head_dim wide (stride ld_out).
+struct WindowAttnArgs {
+  int64_t windows = 0; int tokens = 0;
+  int heads = 0, head_dim = 0;
+  float scale = 1.0f;
+  const float *qkv = nullptr; int64_t ld_qkv = 0;
+  const float *bias = nullptr;
+  const float *mask = nullptr; int64_t n_mask = 0;
+  float *out = nullptr; int64_t ld_out = 0;
+  int threads = 1;
+};
+
+// The function table of one ISA.
+struct KernelTable {
+  Isa isa;
+  // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta, biased variance.
+  void (*layernorm)(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows,
+                    int64_t cols, const float *gamma, const float *beta, float eps, int threads);
+  // x = 0.5 x (1 + erf(x / sqrt 2)), in place (exact GELU).
+  void (*gelu)(float *x, int64_t n, int threads);
+  // y[r, c] *= g[r, c] (strided rows): the PolaFormer gate.
+  void (*mul_rows)(float *y, int64_t ld_y, const float *g, int64_t ld_g, int64_t rows,
+                   int64_t cols, int threads);
+  void (*pola_attention)(const PolaAttnArgs &args);
+  void (*window_attention)(const WindowAttnArgs &args);
+};
+
+// The table for the best ISA this CPU and OS support, or the one forced by
+// POLA_ISA=scalar|avx2|avx512 (an unsupported forced ISA is an error printed
+// once, and the best supported one is used). Chosen once, thread-safe.
+const KernelTable &active();
+
+// A specific ISA's table, or nullptr if this machine (CPU + OS) cannot run it.
+const KernelTable *table_for(Isa isa);
+
+// Whether the CPU and the OS (XCR0 state) support an ISA.
+bool cpu_supports(Isa isa);
+
+} // namespace pola::kernels

@@ -1,0 +1,64 @@
+// Read-only view of a PolaFormer model file (weights/FORMAT.md): a safetensors
+// file mapped into memory. Every size and offset in the header is checked
+// against the file before any tensor is touched; errors are InputError naming
+// the file and the problem.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pola::weights {
+
+struct TensorView {
+  std::string name;
+  std::vector<int64_t> shape;
+  const float *data = nullptr; // points into the mapping; F32 only
+  int64_t numel = 0;
+};
+
+class ModelFile {
+ public:
+  // Maps and validates `path`. Throws pola::InputError.
+  static ModelFile open(const std::string &path);
+
+  ModelFile(ModelFile &&other) noexcept;
+  ModelFile &operator=(ModelFile &&other) noexcept;
+  ModelFile(const ModelFile &) = delete;
+  ModelFile &operator=(const ModelFile &) = delete;
+  ~ModelFile();
+
+  const std::string &path() const { return path_; }
+  uint64_t file_size() const { return size_; }
+  // The __metadata__ map (string -> string); empty if absent.
+  const std::map<std::string, std::string> &metadata() const { return metadata_; }
+  // Metadata value or InputError naming the file and the missing key.
+  const std::string &metadata_at(const std::string &key) const;
+  const std::vector<TensorView> &tensors() const { return tensors_; }
+  // nullptr when absent.
+  const TensorView *find(const std::string &name) const;
+
+ private:
+  ModelFile() = default;
+  std::string path_;
+  void *map_ = nullptr;
+  uint64_t size_ = 0;
+  std::map<std::string, std::string> metadata_;
+  std::vector<TensorView> tensors_;
+  std::map<std::string, size_t> index_;
+};
+
+// A tensor to write: F32 data, row-major.
+struct TensorToWrite {
+  std::string name;
+  std::vector<int64_t> shape;
+  const float *data = nullptr;
+};
+
+// Writes a model file in the safetensors layout (header padded to 8 bytes),
+// atomically (temporary file + rename). Throws pola::InputError on I/O errors.
+void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,
+                      const std::vector<TensorToWrite> &tensors);
+
+} // namespace pola::weights
