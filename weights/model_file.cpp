@@ -1,0 +1,331 @@
+// Reader and writer of the model file (weights/FORMAT.md). The reader trusts
+// nothing in the file: every length, shape and offset is checked against the
+// actual file size before a pointer into the mapping is handed out.
+#include "weights/model_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "weights/error.h"
+
+namespace pola::weights {
+namespace {
+
+// A model header is a few hundred kB; anything near this cap is not a model.
+constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+// The header is a two-level object ({name: {dtype, shape, data_offsets}}).
+// Deeper JSON is rejected while parsing, before it is built in memory.
+constexpr int kMaxJsonDepth = 8;
+constexpr int64_t kMaxRank = 16;
+
+[[noreturn]] void fail(const std::string &path, const std::string &what) {
+  throw InputError(path + ": " + what);
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Element count of `shape`, refusing negative entries and int64 overflow.
+int64_t checked_numel(const std::string &path, const std::string &name, const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail(path, "tensor '" + name + "' has a negative dimension");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      fail(path, "tensor '" + name + "' has a shape whose element count overflows");
+    n *= d;
+  }
+  return n;
+}
+
+const char *known_dtypes[] = {"BOOL", "U8", "I8", "F8_E4M3", "F8_E5M2", "I16", "U16", "F16",
+                              "BF16", "I32", "U32", "F32", "F64", "I64", "U64"};
+
+bool is_known_dtype(const std::string &d) {
+  for (const char *k : known_dtypes)
+    if (d == k) return true;
+  return false;
+}
+
+// Reads a JSON integer that must be a non-negative value fitting int64.
+bool as_nonneg_int64(const nlohmann::json &j, int64_t *out) {
+  if (j.is_number_unsigned()) {
+    uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(u);
+    return true;
+  }
+  if (j.is_number_integer()) {
+    int64_t v = j.get<int64_t>();
+    if (v < 0) return false;
+    *out = v;
+    return true;
+  }
+  return false;
+}
+
+// Parses the header, rejecting duplicate top-level names and deep nesting
+// during the parse (nlohmann's object keeps only the last duplicate, so the
+// check cannot be done afterwards).
+nlohmann::json parse_header(const std::string &path, const char *begin, const char *end) {
+  std::string duplicate;
+  bool too_deep = false;
+  std::set<std::string> seen;
+  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t ev,
+                                             nlohmann::json &parsed) {
+    if (depth > kMaxJsonDepth) {
+      too_deep = true;
+      return false;
+    }
+    if (ev == nlohmann::json::parse_event_t::key && depth == 1) {
+      const std::string &k = parsed.get_ref<const std::string &>();
+      if (!seen.insert(k).second && duplicate.empty()) duplicate = k;
+    }
+    return true;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(begin, end, cb, /*allow_exceptions=*/true);
+  } catch (const nlohmann::json::exception &e) {
+    fail(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (too_deep) fail(path, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  if (!duplicate.empty()) fail(path, "tensor name '" + duplicate + "' appears more than once in the header");
+  if (!j.is_object()) fail(path, "header is not a JSON object");
+  return j;
+}
+
+} // namespace
+
+ModelFile ModelFile::open(const std::string &path) {
+  ModelFile mf;
+  mf.path_ = path;
+
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, "cannot open: " + errno_text());
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    std::string e = errno_text();
+    ::close(fd);
+    fail(path, "cannot stat: " + e);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, "not a regular file");
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < 8) {
+    ::close(fd);
+    fail(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
+  }
+  void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  std::string map_err = errno_text();
+  ::close(fd); // the mapping keeps the file alive
+  if (map == MAP_FAILED) fail(path, "cannot map: " + map_err);
+  mf.map_ = map;
+  mf.size_ = size; // from here on the destructor unmaps, also when a check below throws
+
+  const auto *bytes = static_cast<const unsigned char *>(map);
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  if (header_len > size - 8)
+    fail(path, "header length " + std::to_string(header_len) + " exceeds the file size (" + std::to_string(size) +
+                   " bytes); the file is truncated or not a model file");
+  if (header_len > kMaxHeaderBytes)
+    fail(path, "header length " + std::to_string(header_len) + " is larger than the " +
+                   std::to_string(kMaxHeaderBytes >> 20) + " MB limit");
+  if (header_len < 2) fail(path, "header is too short to be a JSON object");
+
+  const char *hdr = reinterpret_cast<const char *>(bytes + 8);
+  nlohmann::json j = parse_header(path, hdr, hdr + header_len);
+
+  const uint64_t data_start = 8 + header_len;
+  const uint64_t data_size = size - data_start;
+  const unsigned char *data = bytes + data_start;
+
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string &name = it.key();
+    const nlohmann::json &e = it.value();
+    if (name == "__metadata__") {
+      if (!e.is_object()) fail(path, "__metadata__ is not a JSON object");
+      for (auto m = e.begin(); m != e.end(); ++m) {
+        if (!m.value().is_string()) fail(path, "__metadata__ value of '" + m.key() + "' is not a string");
+        mf.metadata_[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    if (!e.is_object()) fail(path, "entry of tensor '" + name + "' is not a JSON object");
+    auto dt = e.find("dtype");
+    auto sh = e.find("shape");
+    auto off = e.find("data_offsets");
+    if (dt == e.end() || !dt->is_string()) fail(path, "tensor '" + name + "' has no string 'dtype'");
+    if (sh == e.end() || !sh->is_array()) fail(path, "tensor '" + name + "' has no 'shape' array");
+    if (off == e.end() || !off->is_array() || off->size() != 2)
+      fail(path, "tensor '" + name + "' has no 'data_offsets' pair");
+    const std::string dtype = dt->get<std::string>();
+    if (dtype != "F32") {
+      if (is_known_dtype(dtype))
+        fail(path, "tensor '" + name + "' has dtype " + dtype + "; only F32 model files are supported (convert the "
+                                                              "checkpoint to float32 first)");
+      fail(path, "tensor '" + name + "' has unknown dtype '" + dtype + "'");
+    }
+    if (static_cast<int64_t>(sh->size()) > kMaxRank)
+      fail(path, "tensor '" + name + "' has rank " + std::to_string(sh->size()) + ", more than " +
+                     std::to_string(kMaxRank));
+    TensorView tv;
+    tv.name = name;
+    for (const auto &d : *sh) {
+      int64_t v = 0;
+      if (!as_nonneg_int64(d, &v)) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
+      tv.shape.push_back(v);
+    }
+    tv.numel = checked_numel(path, name, tv.shape);
+    int64_t begin = 0, end = 0;
+    if (!as_nonneg_int64((*off)[0], &begin) || !as_nonneg_int64((*off)[1], &end))
+      fail(path, "tensor '" + name + "' has data_offsets that are not non-negative integers");
+    if (begin > end) fail(path, "tensor '" + name + "' has data_offsets with begin > end");
+    if (static_cast<uint64_t>(end) > data_size)
+      fail(path, "tensor '" + name + "' ends at byte " + std::to_string(end) + " of the data area, which has only " +
+                     std::to_string(data_size) + " bytes (file truncated?)");
+    if (tv.numel > std::numeric_limits<int64_t>::max() / 4 || tv.numel * 4 != end - begin)
+      fail(path, "tensor '" + name + "' has " + std::to_string(tv.numel) + " elements but " +
+                     std::to_string(end - begin) + " bytes of data (F32 needs 4 per element)");
+    // The data pointer is used as float*: it must be 4-byte aligned. Files
+    // written by write_model_file always are (the header is padded to 8).
+    if ((data_start + static_cast<uint64_t>(begin)) % 4 != 0)
+      fail(path, "tensor '" + name + "' data is not 4-byte aligned (header not padded to a multiple of 8?)");
+    tv.data = reinterpret_cast<const float *>(data + begin);
+    mf.index_[name] = mf.tensors_.size();
+    mf.tensors_.push_back(std::move(tv));
+  }
+  return mf;
+}
+
+ModelFile::ModelFile(ModelFile &&o) noexcept
+    : path_(std::move(o.path_)), map_(o.map_), size_(o.size_), metadata_(std::move(o.metadata_)),
+      tensors_(std::move(o.tensors_)), index_(std::move(o.index_)) {
+  o.map_ = nullptr;
+  o.size_ = 0;
+}
+
+ModelFile &ModelFile::operator=(ModelFile &&o) noexcept {
+  if (this != &o) {
+    if (map_) munmap(map_, size_);
+    path_ = std::move(o.path_);
+    map_ = o.map_;
+    size_ = o.size_;
+    metadata_ = std::move(o.metadata_);
+    tensors_ = std::move(o.tensors_);
+    index_ = std::move(o.index_);
+    o.map_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+ModelFile::~ModelFile() {
+  if (map_) munmap(map_, size_);
+}
+
+const std::string &ModelFile::metadata_at(const std::string &key) const {
+  auto it = metadata_.find(key);
+  if (it == metadata_.end()) fail(path_, "metadata has no '" + key + "' entry");
+  return it->second;
+}
+
+const TensorView *ModelFile::find(const std::string &name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+
+namespace {
+
+void write_all(int fd, const void *buf, size_t n, const std::string &tmp) {
+  const char *p = static_cast<const char *>(buf);
+  while (n > 0) {
+    // Large tensors are written in chunks: write(2) may transfer less than asked.
+    ssize_t w = ::write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail(tmp, "write failed: " + errno_text());
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+} // namespace
+
+void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,
+                      const std::vector<TensorToWrite> &tensors) {
+  // Build and validate the header before creating any file.
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) {
+    nlohmann::ordered_json md = nlohmann::ordered_json::object();
+    for (const auto &kv : metadata) md[kv.first] = kv.second;
+    header["__metadata__"] = std::move(md);
+  }
+  std::set<std::string> names;
+  std::vector<uint64_t> bytes_of;
+  uint64_t offset = 0;
+  for (const auto &t : tensors) {
+    if (t.name.empty() || t.name == "__metadata__") fail(path, "cannot write a tensor named '" + t.name + "'");
+    if (!names.insert(t.name).second) fail(path, "tensor '" + t.name + "' is given twice");
+    int64_t numel = checked_numel(path, t.name, t.shape);
+    if (numel > std::numeric_limits<int64_t>::max() / 8) fail(path, "tensor '" + t.name + "' is too large");
+    if (numel > 0 && t.data == nullptr) fail(path, "tensor '" + t.name + "' has no data");
+    uint64_t nbytes = static_cast<uint64_t>(numel) * 4;
+    nlohmann::ordered_json e;
+    e["dtype"] = "F32";
+    e["shape"] = t.shape;
+    e["data_offsets"] = {offset, offset + nbytes};
+    header[t.name] = std::move(e);
+    bytes_of.push_back(nbytes);
+    offset += nbytes;
+  }
+  std::string text = header.dump();
+  // Padding to 8 keeps every F32 tensor aligned in the mapping (offsets are multiples of 4).
+  text.append((8 - text.size() % 8) % 8, ' ');
+  unsigned char len_le[8];
+  for (int i = 0; i < 8; ++i) len_le[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+
+  // Temporary file in the target's directory so that rename() is atomic.
+  std::string tmpl = path + ".tmp.XXXXXX";
+  std::vector<char> tmpname(tmpl.begin(), tmpl.end());
+  tmpname.push_back('\0');
+  int fd = mkstemp(tmpname.data());
+  if (fd < 0) fail(path, "cannot create a temporary file next to it: " + errno_text());
+  const std::string tmp(tmpname.data());
+  try {
+    write_all(fd, len_le, 8, tmp);
+    write_all(fd, text.data(), text.size(), tmp);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (bytes_of[i] > 0) write_all(fd, tensors[i].data, bytes_of[i], tmp);
+    // mkstemp creates 0600; a model file is ordinary shared data.
+    if (fchmod(fd, 0644) != 0) fail(tmp, "chmod failed: " + errno_text());
+    if (::close(fd) != 0) {
+      fd = -1;
+      fail(tmp, "close failed: " + errno_text());
+    }
+    fd = -1;
+    // No fsync: the rename makes the file appear complete or not at all to
+    // readers; durability across a power cut is not a goal for a converter.
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "cannot rename the temporary file into place: " + errno_text());
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+} // namespace pola::weights
