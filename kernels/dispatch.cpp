@@ -1,0 +1,130 @@
+// Picks the kernel table once per process: the best ISA that both the CPU
+// (CPUID) and the OS (XCR0 via XGETBV: the OS saves the wide registers on a
+// context switch) support, unless POLA_ISA forces one.
+#include "kernels/kernels.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/isa/tables.h"
+#include "kernels/reference/reference.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define POLA_X86 1
+#endif
+
+namespace pola::kernels {
+
+namespace {
+
+struct CpuFeatures {
+  bool avx2 = false;   // AVX + AVX2 + FMA, OS saves ymm
+  bool avx512 = false; // AVX-512 F/BW/DQ/VL + AVX2 + FMA, OS saves zmm and opmasks
+};
+
+#if POLA_X86
+unsigned long long read_xcr0() {
+  unsigned lo = 0, hi = 0;
+  // xgetbv with ecx = 0; encoded as bytes so no -mxsave flag is needed.
+  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<unsigned long long>(hi) << 32) | lo;
+}
+#endif
+
+CpuFeatures detect() {
+  CpuFeatures f;
+#if POLA_X86
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28);
+  if (!osxsave || !avx) return f;
+  const unsigned long long xcr0 = read_xcr0();
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;    // SSE + AVX state
+  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM_Hi256, Hi16_ZMM
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
+  const bool avx2 = b & (1u << 5);
+  const bool f512 = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+  f.avx2 = avx2 && fma && os_ymm;
+  f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;
+#endif
+  return f;
+}
+
+const CpuFeatures &features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+Isa best_supported() {
+  if (cpu_supports(Isa::avx512)) return Isa::avx512;
+  if (cpu_supports(Isa::avx2)) return Isa::avx2;
+  return Isa::scalar;
+}
+
+const KernelTable &choose() {
+  Isa isa = best_supported();
+  if (const char *forced = std::getenv("POLA_ISA"); forced && *forced) {
+    Isa want = isa;
+    bool known = true;
+    if (!std::strcmp(forced, "scalar")) want = Isa::scalar;
+    else if (!std::strcmp(forced, "avx2")) want = Isa::avx2;
+    else if (!std::strcmp(forced, "avx512")) want = Isa::avx512;
+    else known = false;
+    if (!known)
+      std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|avx2|avx512; using %s\n",
+                   forced, isa_name(isa));
+    else if (!cpu_supports(want))
+      std::fprintf(stderr, "pola: POLA_ISA=%s is not supported by this CPU/OS; using %s\n",
+                   forced, isa_name(isa));
+    else
+      isa = want;
+  }
+  return *table_for(isa);
+}
+
+} // namespace
+
+const char *isa_name(Isa isa) {
+  switch (isa) {
+  case Isa::scalar: return "scalar";
+  case Isa::avx2: return "avx2";
+  case Isa::avx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool cpu_supports(Isa isa) {
+  switch (isa) {
+  case Isa::scalar: return true;
+  case Isa::avx2: return features().avx2;
+  case Isa::avx512: return features().avx512;
+  }
+  return false;
+}
+
+const KernelTable *table_for(Isa isa) {
+  if (!cpu_supports(isa)) return nullptr;
+  switch (isa) {
+  case Isa::scalar: return &reference::table();
+  case Isa::avx2: return &isa::avx2_table();
+  case Isa::avx512: return &isa::avx512_table();
+  }
+  return nullptr;
+}
+
+const KernelTable &active() {
+  static const KernelTable &table = choose(); // C++11 guarantees one thread-safe init
+  return table;
+}
+
+namespace reference {
+const KernelTable &table() {
+  static const KernelTable t{Isa::scalar, &layernorm, &gelu, &mul_rows, &pola_attention,
+                             &window_attention};
+  return t;
+}
+} // namespace reference
+
+} // namespace pola::kernels

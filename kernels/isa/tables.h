@@ -1,0 +1,12 @@
+// The per-ISA kernel tables, each defined in its own translation unit compiled
+// with that ISA's flags. Call only after cpu_supports() said yes.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace pola::kernels::isa {
+
+const KernelTable &avx2_table();
+const KernelTable &avx512_table();
+
+} // namespace pola::kernels::isa

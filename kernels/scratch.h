@@ -1,0 +1,22 @@
+// Aligned scratch memory for kernels. Defined out of line (scratch.cpp, built
+// without ISA flags) so ISA translation units share no inline code with the
+// rest of the library: the linker can never pick an AVX-512 copy of a helper
+// for the scalar path.
+#pragma once
+
+#include <cstddef>
+
+namespace pola::kernels {
+
+// 64-byte aligned, zero-initialised float buffer; freed on destruction.
+class ScratchBuffer {
+ public:
+  explicit ScratchBuffer(std::size_t floats);
+  ~ScratchBuffer();
+  ScratchBuffer(const ScratchBuffer &) = delete;
+  ScratchBuffer &operator=(const ScratchBuffer &) = delete;
+
+  float *const data;
+};
+
+} // namespace pola::kernels
