@@ -1,0 +1,68 @@
+// `pola run`: logits for a float32 NCHW .npy batch, written as a .npy.
+// With --dump-dir every named node's output is written as <name>.npy so any
+// intermediate can be compared with the PyTorch reference.
+#include <omp.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "engine/io/npy.h"
+#include "engine/model.h"
+#include "weights/error.h"
+
+namespace {
+
+void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
+                 int threads, const std::string &dump_dir) {
+  pola::ModelOptions opt;
+  opt.threads = threads;
+  auto model = pola::Model::load(model_path, opt);
+  const auto &cfg = model->config();
+  pola::io::NpyArray x = pola::io::read_npy(input_path);
+  const std::vector<int64_t> want{cfg.in_chans, cfg.img_size, cfg.img_size};
+  if (x.shape.size() != 4 || x.shape[1] != want[0] || x.shape[2] != want[1] || x.shape[3] != want[2]) {
+    std::string got = "(";
+    for (size_t i = 0; i < x.shape.size(); ++i) got += (i ? ", " : "") + std::to_string(x.shape[i]);
+    throw pola::InputError(input_path + ": input shape " + got + ") does not match the model's (batch, " +
+                           std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
+                           std::to_string(want[2]) + ")");
+  }
+  const int64_t batch = x.shape[0];
+  if (batch < 1 || batch > 4096) throw pola::InputError(input_path + ": batch must be in 1..4096");
+
+  pola::NodeObserver dumper;
+  if (!dump_dir.empty()) {
+    std::filesystem::create_directories(dump_dir);
+    dumper = [&](const pola::Node &node, double) {
+      if (!node.has_output) return;
+      const auto &v = node.output;
+      std::vector<float> dense(v.rows * v.cols);
+      for (int64_t r = 0; r < v.rows; ++r)
+        for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.data()[r * v.ld + c];
+      pola::io::write_npy(dump_dir + "/" + node.name + ".npy", v.shape, dense.data());
+    };
+  }
+  std::vector<float> logits(batch * cfg.num_classes);
+  model->run(x.data.data(), static_cast<int>(batch), logits.data(), dump_dir.empty() ? nullptr : &dumper);
+  pola::io::write_npy(output_path, {batch, cfg.num_classes}, logits.data());
+}
+
+pola::app::RegisterCommand reg([](CLI::App &root) {
+  auto *cmd = root.add_subcommand("run", "Run a model on a float32 NCHW .npy batch; write (batch, classes) logits");
+  auto model = std::make_shared<std::string>();
+  auto input = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  auto dump = std::make_shared<std::string>();
+  auto threads = std::make_shared<int>(0);
+  cmd->add_option("--model,-m", *model, "Model file (.pola)")->required();
+  cmd->add_option("--input,-i", *input, "Input .npy, float32 (batch, channels, size, size)")->required();
+  cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
+  cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
+  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump); });
+});
+
+} // namespace

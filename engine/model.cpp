@@ -1,0 +1,104 @@
+#include "engine/model.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "engine/dnnl_context.h"
+#include "engine/models/builders.h"
+#include "weights/error.h"
+
+namespace pola {
+
+Model::Model(weights::ModelFile file, ModelConfig cfg, int threads)
+    : weights_(std::move(file)), cfg_(std::move(cfg)), threads_(threads) {}
+
+std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &options) {
+  weights::ModelFile file = weights::ModelFile::open(path);
+  const auto &meta = file.metadata();
+  auto fmt = meta.find("format");
+  if (fmt == meta.end() || fmt->second != "polaformer")
+    throw InputError(path + ": not a PolaFormer model file (metadata 'format' is not 'polaformer'; "
+                            "convert checkpoints with `pola convert`)");
+  auto ver = meta.find("format_version");
+  if (ver == meta.end() || ver->second != "1")
+    throw InputError(path + ": unsupported model format version '" +
+                     (ver == meta.end() ? std::string("(missing)") : ver->second) + "' (this engine reads 1)");
+  auto arch = meta.find("arch");
+  ModelConfig cfg = parse_model_config(file.metadata_at("config"), arch == meta.end() ? "" : arch->second, path);
+  int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), threads));
+  // Building the batch-1 plan checks every tensor against the config; then
+  // nothing may be left over.
+  auto plan = m->build(1);
+  m->weights_.check_all_used();
+  m->release(std::move(plan));
+  return m;
+}
+
+std::vector<std::string> Model::class_names() const {
+  std::vector<std::string> names;
+  auto it = metadata().find("classes");
+  if (it != metadata().end()) {
+    auto j = nlohmann::json::parse(it->second, nullptr, false);
+    if (j.is_array())
+      for (const auto &e : j) names.push_back(e.is_string() ? e.get<std::string>() : std::string());
+  }
+  if (names.size() != static_cast<size_t>(cfg_.num_classes)) {
+    names.clear();
+    for (int i = 0; i < cfg_.num_classes; ++i) names.push_back("class_" + std::to_string(i));
+  }
+  return names;
+}
+
+int64_t Model::input_size() const {
+  return static_cast<int64_t>(cfg_.in_chans) * cfg_.img_size * cfg_.img_size;
+}
+
+std::unique_ptr<Plan> Model::build(int batch) {
+  auto plan = std::make_unique<Plan>();
+  plan->batch = batch;
+  plan->threads = threads_;
+  plan->stream = dnnl::stream(cpu_engine());
+  models::BuildContext ctx{weights_, cfg_, *plan};
+  if (cfg_.family == Family::pvt) models::build_pvt(ctx);
+  else models::build_swin(ctx);
+  plan->arena.allocate();
+  return plan;
+}
+
+std::unique_ptr<Plan> Model::acquire(int batch) {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    auto it = idle_plans_.find(batch);
+    if (it != idle_plans_.end()) {
+      auto plan = std::move(it->second);
+      idle_plans_.erase(it);
+      return plan;
+    }
+  }
+  return build(batch);
+}
+
+void Model::release(std::unique_ptr<Plan> plan) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  int b = plan->batch;
+  idle_plans_.emplace(b, std::move(plan));
+}
+
+void Model::run(const float *input, int batch, float *logits, const NodeObserver *observer) {
+  if (batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(batch));
+  auto plan = acquire(batch);
+  struct Return {  // give the plan back even if a node throws
+    Model *m; std::unique_ptr<Plan> &p;
+    ~Return() { m->release(std::move(p)); }
+  } give_back{this, plan};
+  omp_set_num_threads(threads_); // oneDNN's OpenMP runtime follows this thread's setting
+  plan->input = input;
+  plan->graph.run(observer);
+  plan->stream.wait();
+  std::memcpy(logits, plan->logits->ptr, sizeof(float) * batch * cfg_.num_classes);
+}
+
+} // namespace pola

@@ -1,0 +1,52 @@
+// The engine's C++ API: load a model file once, run it from any number of
+// threads. Each run borrows a plan (graph + arena + primitives) built for its
+// batch size; plans are built on first use and then reused.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/graph.h"
+#include "engine/model_config.h"
+#include "engine/plan.h"
+#include "engine/weight_store.h"
+
+namespace pola {
+
+struct ModelOptions {
+  int threads = 0; // worker threads per run; 0 = all available cores
+};
+
+class Model {
+ public:
+  // Maps and validates `path` (format, config, every tensor's presence and
+  // shape). Throws pola::InputError naming the file and the problem.
+  static std::unique_ptr<Model> load(const std::string &path, const ModelOptions &options = {});
+
+  const ModelConfig &config() const { return cfg_; }
+  const std::map<std::string, std::string> &metadata() const { return weights_.file().metadata(); }
+  std::vector<std::string> class_names() const;
+  int threads() const { return threads_; }
+  int64_t input_size() const; // floats per image: in_chans * img * img
+
+  // logits[b, :] for `batch` images of input (batch, in_chans, img, img).
+  // The observer, if given, sees every named node (dumps, profiles).
+  void run(const float *input, int batch, float *logits, const NodeObserver *observer = nullptr);
+
+ private:
+  Model(weights::ModelFile file, ModelConfig cfg, int threads);
+  std::unique_ptr<Plan> acquire(int batch);
+  void release(std::unique_ptr<Plan> plan);
+  std::unique_ptr<Plan> build(int batch);
+
+  WeightStore weights_;
+  ModelConfig cfg_;
+  int threads_;
+  std::mutex pool_mutex_;
+  std::multimap<int, std::unique_ptr<Plan>> idle_plans_;
+};
+
+} // namespace pola

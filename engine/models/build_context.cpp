@@ -1,0 +1,169 @@
+#include "engine/models/build_context.h"
+
+#include <cmath>
+
+#include "engine/ops/conv2d.h"
+#include "kernels/kernels.h"
+
+namespace pola::models {
+
+Rows reserve_rows(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols) {
+  Slot *s = ctx.plan.arena.reserve(name, static_cast<size_t>(rows * cols));
+  return Rows{s, 0, rows, cols, cols};
+}
+
+TensorView2D token_view(const Rows &r, int64_t batch) {
+  TensorView2D v;
+  v.slot = r.slot;
+  v.offset = r.offset;
+  v.rows = r.rows;
+  v.cols = r.cols;
+  v.ld = r.ld;
+  // One row per image (pooled features, logits) is reported as (batch, cols).
+  if (r.rows == batch) v.shape = {batch, r.cols};
+  else v.shape = {batch, r.rows / batch, r.cols};
+  return v;
+}
+
+void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
+                const Rows &dst, bool has_bias, bool gelu, bool accumulate) {
+  ops::LinearParams p;
+  p.in = src.cols;
+  p.out = dst.cols;
+  p.weight = ctx.weights.get(prefix + ".weight", {p.out, p.in});
+  p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {p.out}) : nullptr;
+  ops::LinearShape s{src.rows, src.ld, dst.ld, gelu, accumulate};
+  auto *op = ctx.make<ops::Linear>(p, s);
+  Plan &plan = ctx.plan;
+  ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
+                     token_view(dst, plan.batch));
+}
+
+void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                     int64_t full_out, const std::vector<std::pair<int64_t, int64_t>> &row_ranges,
+                     const Rows &src, const Rows &dst) {
+  const int64_t in = src.cols;
+  const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
+  const float *b = ctx.weights.get(prefix + ".bias", {full_out});
+  std::string key = prefix;
+  for (auto &r : row_ranges) key += ":" + std::to_string(r.first) + "+" + std::to_string(r.second);
+  const float *ws = ctx.weights.derived(key + ".weight", [&] {
+    std::vector<float> out;
+    for (auto &r : row_ranges) out.insert(out.end(), w + r.first * in, w + (r.first + r.second) * in);
+    return out;
+  });
+  const float *bs = ctx.weights.derived(key + ".bias", [&] {
+    std::vector<float> out;
+    for (auto &r : row_ranges) out.insert(out.end(), b + r.first, b + r.first + r.second);
+    return out;
+  });
+  ops::LinearParams p{ws, bs, in, dst.cols};
+  ops::LinearShape s{src.rows, src.ld, dst.ld, false, false};
+  auto *op = ctx.make<ops::Linear>(p, s);
+  Plan &plan = ctx.plan;
+  ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
+                     token_view(dst, plan.batch));
+}
+
+void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
+                   const Rows &dst, float eps, bool report_output) {
+  const float *gamma = ctx.weights.get(prefix + ".weight", {src.cols});
+  const float *beta = ctx.weights.get(prefix + ".bias", {src.cols});
+  Plan &plan = ctx.plan;
+  auto run = [=, &plan] {
+    kernels::active().layernorm(src.ptr(), src.ld, dst.ptr(), dst.ld, src.rows, src.cols, gamma, beta, eps,
+                                plan.threads);
+  };
+  if (report_output) ctx.plan.graph.add(name, run, token_view(dst, plan.batch));
+  else ctx.plan.graph.add(name, run);
+}
+
+namespace {
+
+double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+} // namespace
+
+void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
+  const int64_t h = a.heads, d = a.head_dim, c = h * d, ks = ctx.cfg.kernel_size;
+  const std::string &pre = a.prefix;
+  const float *power_raw = ctx.weights.get(pre + ".power", {1, h, 1, d});
+  const float *scale_raw = ctx.weights.get(pre + ".scale", {1, 1, c});
+  const float *pos_enc = ctx.weights.get(pre + ".positional_encoding", {1, a.n_k, c});
+  const float *dwc_w = ctx.weights.get(pre + ".dwc.weight", {d, 1, ks, ks});
+  const float *dwc_b = ctx.weights.get(pre + ".dwc.bias", {d});
+  const double alpha = ctx.cfg.alpha;
+
+  // Transformed once: p = 1 + alpha * sigmoid(power), 1 / softplus(scale), and
+  // the depthwise weights shared by all heads replicated per head so that one
+  // grouped convolution covers every channel.
+  const float *power = ctx.weights.derived(pre + ".power:effective", [&] {
+    std::vector<float> p(c);
+    for (int64_t i = 0; i < c; ++i) p[i] = static_cast<float>(1.0 + alpha * sigmoid(power_raw[i]));
+    return p;
+  });
+  const float *inv_scale = ctx.weights.derived(pre + ".scale:inverse_softplus", [&] {
+    std::vector<float> s(c);
+    for (int64_t i = 0; i < c; ++i) s[i] = static_cast<float>(1.0 / softplus(scale_raw[i]));
+    return s;
+  });
+  const float *dw_weight = ctx.weights.derived(pre + ".dwc.weight:per_head", [&] {
+    std::vector<float> w(c * ks * ks);
+    for (int64_t head = 0; head < h; ++head)
+      for (int64_t i = 0; i < d * ks * ks; ++i) w[head * d * ks * ks + i] = dwc_w[i];
+    return w;
+  });
+  const float *dw_bias = ctx.weights.derived(pre + ".dwc.bias:per_head", [&] {
+    std::vector<float> b(c);
+    for (int64_t i = 0; i < c; ++i) b[i] = dwc_b[i % d];
+    return b;
+  });
+
+  Plan &plan = ctx.plan;
+  PolarityCoreArgs args = a;
+  plan.graph.add(pre + ".core", [args, power, inv_scale, pos_enc, &plan] {
+    const auto &kt = kernels::active();
+    for (int64_t s = 0; s < args.sequences; ++s) {
+      kernels::PolaAttnArgs k;
+      k.n_q = args.n_q;
+      k.n_k = args.n_k;
+      k.heads = args.heads;
+      k.head_dim = args.head_dim;
+      k.q = args.q.ptr() + s * args.n_q * args.q.ld;
+      k.ld_q = args.q.ld;
+      k.k = args.k.ptr() + s * args.n_k * args.k.ld;
+      k.ld_k = args.k.ld;
+      k.v = args.v.ptr() + s * args.n_k * args.v.ld;
+      k.ld_v = args.v.ld;
+      k.pos_enc = pos_enc;
+      k.inv_scale = inv_scale;
+      k.power = power;
+      k.out = args.out.ptr() + s * args.n_q * args.out.ld;
+      k.ld_out = args.out.ld;
+      k.threads = plan.threads;
+      kt.pola_attention(k);
+    }
+  }, token_view(a.out, plan.batch));
+
+  ops::Conv2dShape cs;
+  cs.batch = a.sequences;
+  cs.in_ch = c;
+  cs.in_h = a.grid_h;
+  cs.in_w = a.grid_w;
+  cs.out_ch = c;
+  cs.kernel = ks;
+  cs.stride = 1;
+  cs.pad = ks / 2;
+  cs.groups = c;
+  cs.accumulate = true;
+  auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias);
+  plan.graph.add(pre + ".dwc", [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); },
+                 token_view(a.out, plan.batch));
+  plan.graph.add(pre + ".gate", [args, &plan] {
+    kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
+                               plan.threads);
+  }, token_view(a.out, plan.batch));
+}
+
+} // namespace pola::models

@@ -1,0 +1,120 @@
+// Pola-PVT (SPEC section 4): four stages of patch embedding + polarity blocks,
+// mean pooling, classifier. No final LayerNorm: the checkpoint's `norm.*` is
+// unused by the reference, so it is ignored here too.
+#include <string>
+
+#include "engine/models/builders.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/token_ops.h"
+#include "kernels/kernels.h"
+
+namespace pola::models {
+namespace {
+
+constexpr float kBlockEps = 1e-6f;  // norm1, norm2
+constexpr float kEmbedEps = 1e-5f;  // patch-embedding norm and spatial-reduction norm
+
+void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, int64_t res, Rows x) {
+  Plan &plan = ctx.plan;
+  const int64_t B = plan.batch, C = s.dim, N = res * res, M = B * N;
+  const int64_t sr = s.sr_ratio, rk = res / sr, n = rk * rk;
+  const int64_t hidden = static_cast<int64_t>(s.mlp_ratio * C);
+
+  Rows xn = reserve_rows(ctx, "xn", M, C);
+  add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kBlockEps, false);
+  Rows qg = reserve_rows(ctx, "qg", M, 2 * C);
+  add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, qg, true, false, false);
+
+  Rows kv_src = xn;
+  if (sr > 1) {
+    // Spatial reduction: conv r x r stride r on the normed tokens, then LayerNorm.
+    ops::Conv2dShape cs;
+    cs.batch = B; cs.in_ch = C; cs.in_h = res; cs.in_w = res; cs.out_ch = C;
+    cs.kernel = sr; cs.stride = sr;
+    auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get(pre + ".attn.sr.weight", {C, C, sr, sr}),
+                                       ctx.weights.get(pre + ".attn.sr.bias", {C}));
+    Rows reduced = reserve_rows(ctx, "sr_out", B * n, C);
+    plan.graph.add(pre + ".attn.sr", [conv, xn, reduced, &plan] { conv->run(plan.stream, xn.ptr(), reduced.ptr()); },
+                   token_view(reduced, B));
+    kv_src = reserve_rows(ctx, "sr_norm", B * n, C);
+    add_layernorm(ctx, pre + ".attn.norm", pre + ".attn.norm", reduced, kv_src, kEmbedEps, true);
+  }
+  Rows k = reserve_rows(ctx, "k", B * n, C);
+  Rows v = reserve_rows(ctx, "v", B * n, C);
+  add_linear_rows(ctx, pre + ".attn.k", pre + ".attn.kv", 2 * C, {{0, C}}, kv_src, k);
+  add_linear_rows(ctx, pre + ".attn.v", pre + ".attn.kv", 2 * C, {{C, C}}, kv_src, v);
+  Rows v_full = v;
+  if (sr > 1) {
+    v_full = reserve_rows(ctx, "v_full", M, C);
+    plan.graph.add(pre + ".attn.v_interp", [v, v_full, B, n, N, C, &plan] {
+      ops::interpolate_tokens(v.ptr(), v_full.ptr(), B, n, N, C, plan.threads);
+    }, token_view(v_full, B));
+  }
+
+  Rows attn = reserve_rows(ctx, "attn", M, C);
+  PolarityCoreArgs a;
+  a.prefix = pre + ".attn";
+  a.sequences = B; a.n_q = N; a.n_k = n; a.grid_h = res; a.grid_w = res;
+  a.heads = s.heads; a.head_dim = C / s.heads;
+  a.q = qg.columns(0, C); a.g = qg.columns(C, C);
+  a.k = k; a.v = v; a.v_full = v_full; a.out = attn;
+  add_polarity_core(ctx, a);
+  add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+
+  add_layernorm(ctx, pre + ".norm2", pre + ".norm2", x, xn, kBlockEps, false);
+  Rows hid = reserve_rows(ctx, "hidden", M, hidden);
+  add_linear(ctx, pre + ".mlp.fc1", pre + ".mlp.fc1", xn, hid, true, true, false);
+  add_linear(ctx, pre, pre + ".mlp.fc2", hid, x, true, false, true);
+}
+
+} // namespace
+
+void build_pvt(BuildContext &ctx) {
+  Plan &plan = ctx.plan;
+  const ModelConfig &cfg = ctx.cfg;
+  const int64_t B = plan.batch;
+  const auto res = stage_resolutions(cfg);
+  Rows x;              // tokens of the current stage
+  int64_t prev_res = cfg.img_size, prev_ch = cfg.in_chans;
+  for (size_t si = 0; si < cfg.stages.size(); ++si) {
+    const StageConfig &s = cfg.stages[si];
+    const std::string i = std::to_string(si + 1);
+    const int64_t C = s.dim, r = res[si], M = B * r * r;
+
+    ops::Conv2dShape cs;
+    cs.batch = B; cs.in_ch = prev_ch; cs.in_h = prev_res; cs.in_w = prev_res; cs.out_ch = C;
+    cs.kernel = s.patch; cs.stride = s.patch; cs.src_nchw = (si == 0);
+    auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get("patch_embed" + i + ".proj.weight", {C, prev_ch, s.patch, s.patch}),
+                                       ctx.weights.get("patch_embed" + i + ".proj.bias", {C}));
+    Rows embedded = reserve_rows(ctx, "embed", M, C);
+    Rows prev = x;
+    bool first = (si == 0);
+    plan.graph.add("patch_embed" + i + ".proj", [conv, prev, embedded, first, &plan] {
+      conv->run(plan.stream, first ? plan.input : prev.ptr(), embedded.ptr());
+    }, token_view(embedded, B));
+    // Alternate the residual stream between two slots: the next stage's
+    // patch embedding reads this stage's tokens while writing its own.
+    x = reserve_rows(ctx, si % 2 ? "x_odd" : "x_even", M, C);
+    add_layernorm(ctx, "patch_embed" + i, "patch_embed" + i + ".norm", embedded, x, kEmbedEps, true);
+    const float *pos = ctx.weights.get("pos_embed" + i, {1, r * r, C});
+    plan.graph.add("pos_embed" + i, [x, pos, B, r, C, &plan] {
+      ops::add_broadcast_rows(x.ptr(), pos, B, r * r, C, plan.threads);
+    }, token_view(x, B));
+    for (int j = 0; j < s.depth; ++j) add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, r, x);
+    prev_res = r;
+    prev_ch = C;
+  }
+  // The reference never applies the final norm; it is in the checkpoint only.
+  ctx.weights.ignore("norm.weight");
+  ctx.weights.ignore("norm.bias");
+
+  const int64_t C = cfg.stages.back().dim, N = res.back() * res.back();
+  Rows pooled = reserve_rows(ctx, "pooled", B, C);
+  plan.graph.add("pool", [x, pooled, B, N, C] { ops::mean_over_tokens(x.ptr(), pooled.ptr(), B, N, C); },
+                 TensorView2D{pooled.slot, 0, B, C, C, {B, C}});
+  Rows logits = reserve_rows(ctx, "logits", B, cfg.num_classes);
+  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
+  plan.logits = logits.slot;
+}
+
+} // namespace pola::models

@@ -1,0 +1,172 @@
+// Pola-Swin (SPEC section 5): patch embedding, stages of shifted-window blocks
+// whose attention is polarity linear ("L") or classic softmax ("S"), patch
+// merging between stages, final LayerNorm, mean pooling, classifier.
+#include <cmath>
+#include <string>
+
+#include "engine/models/builders.h"
+#include "engine/models/swin_tables.h"
+#include "engine/ops/conv2d.h"
+#include "engine/ops/patch_merge.h"
+#include "engine/ops/token_ops.h"
+#include "engine/ops/window_partition.h"
+#include "kernels/kernels.h"
+
+namespace pola::models {
+namespace {
+
+constexpr float kEps = 1e-5f;
+
+struct BlockGeometry {
+  int64_t res = 0, window = 0, shift = 0;
+};
+
+// Window and shift of block j: a stage that fits in the window attends
+// globally without shift; otherwise odd blocks shift by half a window.
+BlockGeometry block_geometry(const ModelConfig &cfg, const StageConfig &s, int64_t res, int j) {
+  BlockGeometry g;
+  g.res = res;
+  g.window = s.attn == 'L' ? cfg.window_size : cfg.window_size_softmax;
+  if (res <= g.window) {
+    g.window = res;
+    g.shift = 0;
+  } else {
+    g.shift = (j % 2 == 1) ? g.window / 2 : 0;
+  }
+  return g;
+}
+
+void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const BlockGeometry &geo,
+                    Rows x) {
+  Plan &plan = ctx.plan;
+  const int64_t B = plan.batch, C = s.dim, r = geo.res, w = geo.window, t = w * w;
+  const int64_t M = B * r * r, windows = B * (r / w) * (r / w);
+  const int heads = s.heads;
+  const int64_t d = C / heads;
+  const int64_t hidden = static_cast<int64_t>(s.mlp_ratio * C);
+  const bool partitioned = (w < r) || geo.shift > 0;
+  ops::WindowGrid grid{B, r, r, C, w, geo.shift};
+
+  Rows xn = reserve_rows(ctx, "xn", M, C);
+  add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps, false);
+  Rows src = xn;
+  if (partitioned) {
+    src = reserve_rows(ctx, "windows", M, C);
+    plan.graph.add(pre + ".partition", [grid, xn, src, &plan] {
+      ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
+    }, token_view(src, B));
+  }
+
+  Rows attn = reserve_rows(ctx, "attn", M, C);
+  if (s.attn == 'L') {
+    Rows qkg = reserve_rows(ctx, "qkg", M, 3 * C);
+    Rows v = reserve_rows(ctx, "v", M, C);
+    // qkvg is C -> 4C in the order q, k, v, g; v gets its own dense buffer
+    // because the depthwise branch reads it as an image.
+    add_linear_rows(ctx, pre + ".attn.qkg", pre + ".attn.qkvg", 4 * C, {{0, C}, {C, C}, {3 * C, C}}, src, qkg);
+    add_linear_rows(ctx, pre + ".attn.v", pre + ".attn.qkvg", 4 * C, {{2 * C, C}}, src, v);
+    PolarityCoreArgs a;
+    a.prefix = pre + ".attn";
+    a.sequences = windows; a.n_q = t; a.n_k = t; a.grid_h = w; a.grid_w = w;
+    a.heads = heads; a.head_dim = static_cast<int>(d);
+    a.q = qkg.columns(0, C); a.k = qkg.columns(C, C); a.g = qkg.columns(2 * C, C);
+    a.v = v; a.v_full = v; a.out = attn;
+    add_polarity_core(ctx, a);
+  } else {
+    Rows qkv = reserve_rows(ctx, "qkv", M, 3 * C);
+    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, qkv, true, false, false);
+    const int64_t side = 2 * w - 1;
+    const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
+    // Stored index and mask buffers are recomputed from the geometry, never trusted.
+    ctx.weights.ignore(pre + ".attn.relative_position_index");
+    ctx.weights.ignore(pre + ".attn_mask");
+    const float *bias = ctx.weights.derived(pre + ".attn.bias:expanded", [&] {
+      return expand_relative_bias(table, w, heads);
+    });
+    const float *mask = nullptr;
+    int64_t n_mask = 0;
+    if (geo.shift > 0) {
+      mask = ctx.weights.derived(pre + ".attn_mask:recomputed", [&] { return shifted_window_mask(r, w, geo.shift); });
+      n_mask = (r / w) * (r / w);
+    }
+    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+    plan.graph.add(pre + ".attn.core", [=, &plan] {
+      kernels::WindowAttnArgs k;
+      k.windows = windows; k.tokens = static_cast<int>(t);
+      k.heads = heads; k.head_dim = static_cast<int>(d);
+      k.scale = scale;
+      k.qkv = qkv.ptr(); k.ld_qkv = qkv.ld;
+      k.bias = bias; k.mask = mask; k.n_mask = n_mask;
+      k.out = attn.ptr(); k.ld_out = attn.ld;
+      k.threads = plan.threads;
+      kernels::active().window_attention(k);
+    }, token_view(attn, B));
+  }
+
+  if (partitioned) {
+    Rows projected = reserve_rows(ctx, "projected", M, C);
+    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn, projected, true, false, false);
+    plan.graph.add(pre + ".attn", [grid, projected, x, &plan] {
+      ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
+    }, token_view(x, B));
+  } else {
+    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+  }
+
+  add_layernorm(ctx, pre + ".norm2", pre + ".norm2", x, xn, kEps, false);
+  Rows hid = reserve_rows(ctx, "hidden", M, hidden);
+  add_linear(ctx, pre + ".mlp.fc1", pre + ".mlp.fc1", xn, hid, true, true, false);
+  add_linear(ctx, pre, pre + ".mlp.fc2", hid, x, true, false, true);
+}
+
+} // namespace
+
+void build_swin(BuildContext &ctx) {
+  Plan &plan = ctx.plan;
+  const ModelConfig &cfg = ctx.cfg;
+  const int64_t B = plan.batch, p = cfg.patch_size;
+  const auto res = stage_resolutions(cfg);
+  const int64_t C0 = cfg.stages[0].dim, R = res[0];
+
+  ops::Conv2dShape cs;
+  cs.batch = B; cs.in_ch = cfg.in_chans; cs.in_h = cfg.img_size; cs.in_w = cfg.img_size; cs.out_ch = C0;
+  cs.kernel = p; cs.stride = p; cs.src_nchw = true;
+  auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get("patch_embed.proj.weight", {C0, cfg.in_chans, p, p}),
+                                     ctx.weights.get("patch_embed.proj.bias", {C0}));
+  Rows embedded = reserve_rows(ctx, "embed", B * R * R, C0);
+  plan.graph.add("patch_embed.proj", [conv, embedded, &plan] { conv->run(plan.stream, plan.input, embedded.ptr()); },
+                 token_view(embedded, B));
+  Rows x = reserve_rows(ctx, "x", B * R * R, C0);
+  add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
+
+  for (size_t si = 0; si < cfg.stages.size(); ++si) {
+    const StageConfig &s = cfg.stages[si];
+    const int64_t r = res[si], C = s.dim;
+    x = reserve_rows(ctx, "x", B * r * r, C);
+    const std::string stage = "layers." + std::to_string(si);
+    for (int j = 0; j < s.depth; ++j)
+      add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, block_geometry(cfg, s, r, j), x);
+    if (si + 1 < cfg.stages.size()) {
+      const int64_t M2 = B * (r / 2) * (r / 2);
+      Rows merged = reserve_rows(ctx, "merged", M2, 4 * C);
+      Rows merged_n = reserve_rows(ctx, "merged_norm", M2, 4 * C);
+      plan.graph.add(stage + ".downsample.gather", [x, merged, B, r, C, &plan] {
+        ops::patch_merge_gather(x.ptr(), merged.ptr(), B, r, r, C, plan.threads);
+      }, token_view(merged, B));
+      add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
+      Rows next = reserve_rows(ctx, "x", M2, 2 * C);
+      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, next, false, false, false);
+    }
+  }
+  const int64_t C = cfg.stages.back().dim, N = res.back() * res.back();
+  Rows xn = reserve_rows(ctx, "xn", B * N, C);
+  add_layernorm(ctx, "norm", "norm", x, xn, kEps, true);
+  Rows pooled = reserve_rows(ctx, "pooled", B, C);
+  plan.graph.add("pool", [xn, pooled, B, N, C] { ops::mean_over_tokens(xn.ptr(), pooled.ptr(), B, N, C); },
+                 TensorView2D{pooled.slot, 0, B, C, C, {B, C}});
+  Rows logits = reserve_rows(ctx, "logits", B, cfg.num_classes);
+  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
+  plan.logits = logits.slot;
+}
+
+} // namespace pola::models

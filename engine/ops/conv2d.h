@@ -1,0 +1,36 @@
+// 2-D convolution (patch embedding, spatial reduction, the depthwise local
+// branch) as a oneDNN primitive created once per plan. Output is always NHWC,
+// i.e. token rows; input is NCHW (the user's image) or NHWC (tokens).
+// Weights are reordered once into the layout the primitive prefers.
+#pragma once
+
+#include <cstdint>
+#include <dnnl.hpp>
+
+namespace pola::ops {
+
+struct Conv2dShape {
+  int64_t batch = 1, in_ch = 0, in_h = 0, in_w = 0;
+  int64_t out_ch = 0, kernel = 1, stride = 1, pad = 0, groups = 1;
+  bool src_nchw = false;
+  bool accumulate = false; // add the result to what dst holds
+};
+
+class Conv2d {
+ public:
+  // weight: (out_ch, in_ch/groups, k, k); bias: (out_ch) or null.
+  Conv2d(const Conv2dShape &s, const float *weight, const float *bias);
+  void run(dnnl::stream &stream, const float *src, float *dst) const;
+  int64_t out_h() const { return out_h_; }
+  int64_t out_w() const { return out_w_; }
+
+ private:
+  Conv2dShape s_;
+  int64_t out_h_ = 0, out_w_ = 0;
+  const float *bias_ = nullptr;
+  dnnl::memory::desc src_md_, bias_md_, dst_md_;
+  dnnl::memory weights_; // in the primitive's preferred layout, owned
+  dnnl::convolution_forward prim_;
+};
+
+} // namespace pola::ops

@@ -1,0 +1,20 @@
+// Small row-wise operations on token tensors.
+#pragma once
+
+#include <cstdint>
+
+namespace pola::ops {
+
+// x[b, n, :] += add[n, :] for every image b (absolute position embeddings).
+void add_broadcast_rows(float *x, const float *add, int64_t batch, int64_t tokens, int64_t channels,
+                        int threads);
+
+// dst[b, :] = mean over n of src[b, n, :].
+void mean_over_tokens(const float *src, float *dst, int64_t batch, int64_t tokens, int64_t channels);
+
+// 1-D linear interpolation along the token axis from n_in to n_out tokens per
+// image (PyTorch F.interpolate(mode='linear', align_corners=False)).
+void interpolate_tokens(const float *src, float *dst, int64_t batch, int64_t n_in, int64_t n_out,
+                        int64_t channels, int threads);
+
+} // namespace pola::ops

@@ -1,0 +1,51 @@
+#include "engine/weight_store.h"
+
+#include "weights/error.h"
+
+namespace pola {
+
+std::string shape_str(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+const float *WeightStore::get(const std::string &name, const std::vector<int64_t> &shape) {
+  const weights::TensorView *t = file_.find(name);
+  if (!t) throw InputError(file_.path() + ": missing tensor '" + name + "' (expected shape " +
+                           shape_str(shape) + ")");
+  if (t->shape != shape)
+    throw InputError(file_.path() + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
+                     ", the config implies " + shape_str(shape));
+  std::lock_guard<std::mutex> lock(derived_mutex_);
+  used_.insert(name);
+  return t->data;
+}
+
+void WeightStore::ignore(const std::string &name) {
+  std::lock_guard<std::mutex> lock(derived_mutex_);
+  if (file_.find(name)) used_.insert(name);
+}
+
+void WeightStore::check_all_used() const {
+  std::string extra;
+  size_t count = 0;
+  for (const auto &t : file_.tensors()) {
+    if (used_.count(t.name)) continue;
+    if (count < 8) extra += (count ? ", " : "") + t.name;
+    ++count;
+  }
+  if (count)
+    throw InputError(file_.path() + ": " + std::to_string(count) +
+                     " unexpected tensor(s) for this config: " + extra + (count > 8 ? ", ..." : ""));
+}
+
+const float *WeightStore::derived(const std::string &key,
+                                  const std::function<std::vector<float>()> &make) {
+  std::lock_guard<std::mutex> lock(derived_mutex_);
+  auto it = derived_.find(key);
+  if (it == derived_.end()) it = derived_.emplace(key, make()).first;
+  return it->second.data();
+}
+
+} // namespace pola

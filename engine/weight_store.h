@@ -1,0 +1,45 @@
+// The model builders' view of a model file: tensors fetched by name with the
+// shape the config implies (a mismatch is an InputError naming the file, the
+// tensor and both shapes), bookkeeping of which tensors were used so that
+// unexpected ones are refused, and storage for tensors derived at load time.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "weights/model_file.h"
+
+namespace pola {
+
+class WeightStore {
+ public:
+  explicit WeightStore(weights::ModelFile file) : file_(std::move(file)) {}
+
+  // The tensor `name`, which must exist with exactly `shape`.
+  const float *get(const std::string &name, const std::vector<int64_t> &shape);
+  bool has(const std::string &name) const { return file_.find(name) != nullptr; }
+  // Marks a tensor as known but unused (e.g. PVT's final norm, stored buffers).
+  void ignore(const std::string &name);
+  // Throws if the file holds tensors no builder asked for.
+  void check_all_used() const;
+
+  // A tensor derived at load from stored ones (transformed weights), made
+  // once under `key` and kept alive with the model. Thread-safe.
+  const float *derived(const std::string &key, const std::function<std::vector<float>()> &make);
+
+  const weights::ModelFile &file() const { return file_; }
+
+ private:
+  weights::ModelFile file_;
+  std::set<std::string> used_;
+  std::mutex derived_mutex_; // guards used_ and derived_
+  std::map<std::string, std::vector<float>> derived_;
+};
+
+std::string shape_str(const std::vector<int64_t> &shape);
+
+} // namespace pola

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configures and builds the project (Release) into build/ (or $POLA_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR="${POLA_BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"

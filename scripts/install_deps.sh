@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package the project needs (build, tests, reference,
+# benchmarks). Idempotent; run as root or with sudo available.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake git pkg-config
+  libdnnl-dev libxsimd-dev libstb-dev doctest-dev nlohmann-json3-dev libzip-dev libcli11-dev
+  # sanitizers and fuzzers
+  clang libclang-rt-14-dev
+  # the PyTorch reference, fixtures and the preprocessing comparison (/usr/bin/python3)
+  python3 python3-numpy python3-torch python3-torchvision python3-pil python3-skimage
+  # real data for the trained default models
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install_deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
