@@ -1,0 +1,288 @@
+// Polarity-aware linear attention core (SPEC section 3, steps 2-7), one
+// template for every ISA. Linear in tokens; nothing n_q x n_k ever exists.
+//
+// Key side, one pass over k and v. Tokens are cut into chunks whose number
+// depends only on n_k (never on the thread count); each chunk accumulates, per
+// head, the unnormalised state
+//     KV   = sum_t phi_k[t]^T v[t]   (2d x d; columns [v1 | v2])
+//     ksum = sum_t phi_k[t]          (2d)
+// with phi_k = [relu(k')^p, relu(-k')^p], k' = (k + pos_enc) * inv_scale.
+// Inside a chunk, blocks of kKeyBlock tokens are folded into register tiles
+// of KV (a small GEMM phi^T v with FMA), so the state stays in L1/L2. Chunk
+// partials are then summed in chunk order: the output is bit-identical for
+// any thread count.
+//
+// The reference divides by n as (phi^T n^-1/2)(v n^-1/2) and kmean = ksum/n;
+// both are KV/n and ksum/n, applied once when the query state is built.
+//
+// Query side, one pass over q. q_opp is q_sim with its halves swapped, and
+// q_opp @ X == q_sim @ swap_rows(X), so one (2d) x (d+2) state per head
+//     M = [KV1 | swap_rows(KV2) | kmean | swap(kmean)] / n
+// gives every output of a token from out = q_sim @ M:
+//     x_sim = out[:d/2] / (out[d] + 1e-6),  x_opp = out[d/2:d] / (out[d+1] + 1e-6).
+// For each channel j exactly one of pos(q'_j), neg(q'_j) is non-zero, so
+// out = sum_j |q'_j|^p_j * M[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "kernels/scratch.h"
+#include "kernels/simd/common.hpp"
+
+namespace pola::kernels::simd {
+
+namespace pola_detail {
+
+constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass
+constexpr int64_t kChunkMinTokens = 1024;
+constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
+constexpr int64_t kQueryBlock = 32;    // query tokens per scratch block
+constexpr float kDenominatorEps = 1e-6f;
+
+// Register tile shapes per ISA: accumulators + operands fit the register file.
+template <class A> struct Tiles {
+  static constexpr int kv_rows = kRegisters<A> == 32 ? 6 : 4; // KV rows per tile
+  static constexpr int kv_vecs = kRegisters<A> == 32 ? 4 : 3; // KV column vectors per tile
+  static constexpr int q_tokens = 2;                          // query tokens per tile
+  static constexpr int q_vecs = 6;                            // M column vectors per tile
+};
+
+// Padded sizes of one head's buffers (all multiples of the vector width).
+template <class A> struct Layout {
+  int d, half;
+  int64_t dp;      // padded v / KV row width
+  int64_t p2;      // padded phi row width (2d)
+  int64_t mp;      // padded M row width (d + 2)
+  int64_t state;   // floats of one head's chunk state: KV (2d x dp) + ksum (p2)
+  explicit Layout(int head_dim)
+      : d(head_dim), half(head_dim / 2), dp(round_up_lanes<A>(head_dim)),
+        p2(round_up_lanes<A>(2 * head_dim)), mp(round_up_lanes<A>(head_dim + 2)),
+        state(2 * head_dim * dp + p2) {}
+};
+
+// One phi row: pos part at [0, d), neg part at [d, 2d); pads stay zero.
+// in_a (+ in_b if non-null) are the raw d inputs; scale and power per channel.
+template <class A>
+inline void feature_row(const float *in_a, const float *in_b, const float *scale,
+                        const float *power, int d, float *phi) {
+  constexpr int L = kLanes<A>;
+  for (int j = 0; j < d; j += L) {
+    const int n = std::min(L, d - j);
+    Vec<A> u = load_first<A>(in_a + j, n);
+    if (in_b) u += load_first<A>(in_b + j, n);
+    u *= load_first<A>(scale + j, n);
+    const Vec<A> mag = abs_pow<A>(u, load_first<A>(power + j, n));
+    const Vec<A> zero(0.0f);
+    store_first<A>(phi + j, xsimd::select(u > zero, mag, zero), n);
+    store_first<A>(phi + d + j, xsimd::select(u < zero, mag, zero), n);
+  }
+}
+
+// KV[r0:r0+R, c:c+V*L] += phi[:, r0:r0+R]^T vb[:, c:c+V*L] over tb tokens.
+template <class A, int R, int V>
+inline void kv_tile(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
+                    float *kv, int64_t r0, int64_t c) {
+  constexpr int L = kLanes<A>;
+  Vec<A> acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = Vec<A>::load_aligned(kv + (r0 + r) * dp + c + v * L);
+  for (int64_t t = 0; t < tb; ++t) {
+    Vec<A> vv[V];
+    for (int v = 0; v < V; ++v) vv[v] = Vec<A>::load_aligned(vb + t * dp + c + v * L);
+    const float *ph = phi + t * p2 + r0;
+    for (int r = 0; r < R; ++r) {
+      const Vec<A> b(ph[r]);
+      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(b, vv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v].store_aligned(kv + (r0 + r) * dp + c + v * L);
+}
+
+template <class A, int R>
+inline void kv_row_band(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
+                        float *kv, int64_t r0) {
+  constexpr int V = Tiles<A>::kv_vecs, L = kLanes<A>;
+  const int nvec = int(dp / L);
+  int v0 = 0;
+  for (; v0 + V <= nvec; v0 += V) kv_tile<A, R, V>(phi, p2, vb, dp, tb, kv, r0, int64_t(v0) * L);
+  with_width<V - 1>(nvec - v0, [&](auto w) {
+    kv_tile<A, R, decltype(w)::value>(phi, p2, vb, dp, tb, kv, r0, int64_t(v0) * L);
+  });
+}
+
+// KV (2d x dp) += phi^T vb over one block.
+template <class A>
+inline void kv_accumulate(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
+                          int rows, float *kv) {
+  constexpr int R = Tiles<A>::kv_rows;
+  int r = 0;
+  for (; r + R <= rows; r += R) kv_row_band<A, R>(phi, p2, vb, dp, tb, kv, r);
+  for (; r + 2 <= rows; r += 2) kv_row_band<A, 2>(phi, p2, vb, dp, tb, kv, r);
+  for (; r < rows; ++r) kv_row_band<A, 1>(phi, p2, vb, dp, tb, kv, r);
+}
+
+// Accumulates key tokens [t0, t1) of every head into states (heads x state).
+template <class A>
+void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1,
+               float *states) {
+  constexpr int L = kLanes<A>;
+  const int d = lay.d;
+  const int64_t width = int64_t(a.heads) * d;
+  ScratchBuffer phi(kKeyBlock * lay.p2), vb(kKeyBlock * lay.dp);
+  for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
+    const int64_t tb = std::min(kKeyBlock, t1 - b0);
+    for (int h = 0; h < a.heads; ++h) {
+      const int64_t c0 = int64_t(h) * d;
+      float *kv = states + h * lay.state;
+      float *ksum = kv + 2 * d * lay.dp;
+      for (int64_t t = 0; t < tb; ++t) {
+        const int64_t tok = b0 + t;
+        float *ph = phi.data + t * lay.p2;
+        feature_row<A>(a.k + tok * a.ld_k + c0, a.pos_enc ? a.pos_enc + tok * width + c0 : nullptr,
+                       a.inv_scale + c0, a.power + c0, d, ph);
+        // v row into the padded block (pads were zeroed once and are never written).
+        const float *vr = a.v + tok * a.ld_v + c0;
+        float *vd = vb.data + t * lay.dp;
+        for (int j = 0; j < d; j += L) store_first<A>(vd + j, load_first<A>(vr + j, d - j), d - j);
+        for (int64_t r = 0; r < lay.p2; r += L)
+          (Vec<A>::load_aligned(ksum + r) + Vec<A>::load_aligned(ph + r)).store_aligned(ksum + r);
+      }
+      kv_accumulate<A>(phi.data, lay.p2, vb.data, lay.dp, tb, 2 * d, kv);
+    }
+  }
+}
+
+// Builds M (2d x mp) for one head from its summed state, scaled by 1/n.
+template <class A>
+void build_query_state(const Layout<A> &lay, const float *kv, float inv_n, float *m) {
+  const int d = lay.d, half = lay.half;
+  const float *ksum = kv + 2 * d * lay.dp;
+  for (int r = 0; r < 2 * d; ++r) {
+    const int sw = (r + d) % (2 * d); // the row q_opp pairs with
+    float *row = m + r * lay.mp;
+    for (int c = 0; c < half; ++c) row[c] = kv[r * lay.dp + c] * inv_n;
+    for (int c = half; c < d; ++c) row[c] = kv[sw * lay.dp + c] * inv_n;
+    row[d] = ksum[r] * inv_n;
+    row[d + 1] = ksum[sw] * inv_n;
+    for (int64_t c = d + 2; c < lay.mp; ++c) row[c] = 0.0f;
+  }
+}
+
+// ob[t, c:c+V*L] = sum_j mag[t, j] * M[off[t, j] + c:...] for T tokens.
+template <class A, int T, int V>
+inline void query_tile(const float *mag, const int32_t *off, int d, const float *m, int64_t c,
+                       float *ob, int64_t mp) {
+  constexpr int L = kLanes<A>;
+  Vec<A> acc[T][V];
+  for (int t = 0; t < T; ++t)
+    for (int v = 0; v < V; ++v) acc[t][v] = Vec<A>(0.0f);
+  for (int j = 0; j < d; ++j) {
+    for (int t = 0; t < T; ++t) {
+      const Vec<A> b(mag[t * d + j]);
+      const float *row = m + off[t * d + j] + c;
+      for (int v = 0; v < V; ++v) acc[t][v] = xsimd::fma(b, Vec<A>::load_aligned(row + v * L), acc[t][v]);
+    }
+  }
+  for (int t = 0; t < T; ++t)
+    for (int v = 0; v < V; ++v) acc[t][v].store_aligned(ob + t * mp + c + v * L);
+}
+
+template <class A, int T>
+inline void query_token_group(const float *mag, const int32_t *off, int d, const float *m,
+                              float *ob, int64_t mp) {
+  constexpr int V = Tiles<A>::q_vecs, L = kLanes<A>;
+  const int nvec = int(mp / L);
+  int v0 = 0;
+  for (; v0 + V <= nvec; v0 += V) query_tile<A, T, V>(mag, off, d, m, int64_t(v0) * L, ob, mp);
+  with_width<V - 1>(nvec - v0, [&](auto w) {
+    query_tile<A, T, decltype(w)::value>(mag, off, d, m, int64_t(v0) * L, ob, mp);
+  });
+}
+
+// Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
+template <class A>
+void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
+                 int64_t t1) {
+  constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens;
+  const int d = lay.d, half = lay.half;
+  const int64_t tb = t1 - t0;
+  ScratchBuffer mag(kQueryBlock * d), offs(kQueryBlock * d), ob(kQueryBlock * lay.mp);
+  int32_t *off = reinterpret_cast<int32_t *>(offs.data);
+  alignas(64) float lane_index[L];
+  for (int i = 0; i < L; ++i) lane_index[i] = float(i);
+  const Vec<A> lanes = Vec<A>::load_aligned(lane_index), zero(0.0f);
+  for (int h = 0; h < a.heads; ++h) {
+    const int64_t c0 = int64_t(h) * d;
+    const float *m = states_m + h * 2 * d * lay.mp;
+    for (int64_t t = 0; t < tb; ++t) {
+      const float *q = a.q + (t0 + t) * a.ld_q + c0;
+      for (int j = 0; j < d; j += L) {
+        const int n = std::min(L, d - j);
+        const Vec<A> u = load_first<A>(q + j, n) * load_first<A>(a.inv_scale + c0 + j, n);
+        store_first<A>(mag.data + t * d + j, abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)), n);
+        // Row of M this channel selects: j for pos(q'), d + j for neg(q').
+        const Vec<A> row = xsimd::select(u < zero, lanes + Vec<A>(float(j + d)), lanes + Vec<A>(float(j)));
+        alignas(64) float rows[L];
+        row.store_aligned(rows);
+        for (int i = 0; i < n; ++i) off[t * d + j + i] = int32_t(rows[i]) * int32_t(lay.mp);
+      }
+    }
+    int64_t t = 0;
+    for (; t + T <= tb; t += T)
+      query_token_group<A, T>(mag.data + t * d, off + t * d, d, m, ob.data + t * lay.mp, lay.mp);
+    for (; t < tb; ++t)
+      query_token_group<A, 1>(mag.data + t * d, off + t * d, d, m, ob.data + t * lay.mp, lay.mp);
+    for (int64_t t2 = 0; t2 < tb; ++t2) {
+      const float *o = ob.data + t2 * lay.mp;
+      const Vec<A> f_sim(1.0f / (o[d] + kDenominatorEps)), f_opp(1.0f / (o[d + 1] + kDenominatorEps));
+      float *dst = a.out + (t0 + t2) * a.ld_out + c0;
+      for (int c = 0; c < d; c += L) {
+        const Vec<A> f = xsimd::select(lanes + Vec<A>(float(c)) < Vec<A>(float(half)), f_sim, f_opp);
+        store_first<A>(dst + c, Vec<A>::load_aligned(o + c) * f, d - c);
+      }
+    }
+  }
+}
+
+} // namespace pola_detail
+
+template <class A> void pola_attention(const PolaAttnArgs &a) {
+  using namespace pola_detail;
+  if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
+  const Layout<A> lay(a.head_dim);
+  const int d = lay.d, threads = std::max(1, a.threads);
+
+  // Key side: chunk count depends only on n_k, so sums are thread-independent.
+  const int64_t chunks =
+      a.n_k > 0 ? std::min(kMaxChunks, (a.n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1;
+  const int64_t per_chunk = int64_t(a.heads) * lay.state;
+  ScratchBuffer states(chunks * per_chunk);
+#pragma omp parallel for num_threads(threads) if (threads > 1 && chunks > 1) schedule(dynamic, 1)
+  for (int64_t c = 0; c < chunks; ++c)
+    key_chunk<A>(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, states.data + c * per_chunk);
+
+  // Fold chunk partials in chunk order, then build each head's query state.
+  ScratchBuffer m(int64_t(a.heads) * 2 * d * lay.mp);
+  const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && a.heads > 1) schedule(static, 1)
+  for (int h = 0; h < a.heads; ++h) {
+    float *acc = states.data + h * lay.state;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float *part = states.data + c * per_chunk + h * lay.state;
+      for (int64_t i = 0; i < lay.state; i += kLanes<A>)
+        (Vec<A>::load_aligned(acc + i) + Vec<A>::load_aligned(part + i)).store_aligned(acc + i);
+    }
+    build_query_state<A>(lay, acc, inv_n, m.data + h * 2 * d * lay.mp);
+  }
+
+  // Query side: independent token blocks.
+  const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(dynamic, 4)
+  for (int64_t b = 0; b < blocks; ++b)
+    query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock));
+}
+
+} // namespace pola::kernels::simd
