@@ -2,6 +2,7 @@
 // the rules of SPEC section 5 written out independently.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <vector>
 
 #include "engine/models/swin_tables.h"

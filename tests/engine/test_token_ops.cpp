@@ -1,6 +1,7 @@
 // Token-axis interpolation against PyTorch's linear, align_corners=False rule.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <vector>
 
 #include "engine/ops/token_ops.h"

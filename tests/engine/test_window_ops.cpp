@@ -1,6 +1,7 @@
 // Window partition / reverse and patch merging against literal index formulas.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <vector>
 
 #include "engine/ops/patch_merge.h"
