@@ -16,20 +16,12 @@
 #include <utility>
 
 #include "weights/error.h"
+#include "weights/safetensors_header.h"
 
 namespace pola::weights {
 namespace {
 
-// A model header is a few hundred kB; anything near this cap is not a model.
-constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
-// The header is a two-level object ({name: {dtype, shape, data_offsets}}).
-// Deeper JSON is rejected while parsing, before it is built in memory.
-constexpr int kMaxJsonDepth = 8;
-constexpr int64_t kMaxRank = 16;
-
-[[noreturn]] void fail(const std::string &path, const std::string &what) {
-  throw InputError(path + ": " + what);
-}
+[[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -43,63 +35,6 @@ int64_t checked_numel(const std::string &path, const std::string &name, const st
     n *= d;
   }
   return n;
-}
-
-const char *known_dtypes[] = {"BOOL", "U8", "I8", "F8_E4M3", "F8_E5M2", "I16", "U16", "F16",
-                              "BF16", "I32", "U32", "F32", "F64", "I64", "U64"};
-
-bool is_known_dtype(const std::string &d) {
-  for (const char *k : known_dtypes)
-    if (d == k) return true;
-  return false;
-}
-
-// Reads a JSON integer that must be a non-negative value fitting int64.
-bool as_nonneg_int64(const nlohmann::json &j, int64_t *out) {
-  if (j.is_number_unsigned()) {
-    uint64_t u = j.get<uint64_t>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-    *out = static_cast<int64_t>(u);
-    return true;
-  }
-  if (j.is_number_integer()) {
-    int64_t v = j.get<int64_t>();
-    if (v < 0) return false;
-    *out = v;
-    return true;
-  }
-  return false;
-}
-
-// Parses the header, rejecting duplicate top-level names and deep nesting
-// during the parse (nlohmann's object keeps only the last duplicate, so the
-// check cannot be done afterwards).
-nlohmann::json parse_header(const std::string &path, const char *begin, const char *end) {
-  std::string duplicate;
-  bool too_deep = false;
-  std::set<std::string> seen;
-  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t ev,
-                                             nlohmann::json &parsed) {
-    if (depth > kMaxJsonDepth) {
-      too_deep = true;
-      return false;
-    }
-    if (ev == nlohmann::json::parse_event_t::key && depth == 1) {
-      const std::string &k = parsed.get_ref<const std::string &>();
-      if (!seen.insert(k).second && duplicate.empty()) duplicate = k;
-    }
-    return true;
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(begin, end, cb, /*allow_exceptions=*/true);
-  } catch (const nlohmann::json::exception &e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
-  }
-  if (too_deep) fail(path, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  if (!duplicate.empty()) fail(path, "tensor name '" + duplicate + "' appears more than once in the header");
-  if (!j.is_object()) fail(path, "header is not a JSON object");
-  return j;
 }
 
 } // namespace
@@ -133,76 +68,22 @@ ModelFile ModelFile::open(const std::string &path) {
   mf.size_ = size; // from here on the destructor unmaps, also when a check below throws
 
   const auto *bytes = static_cast<const unsigned char *>(map);
-  uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
-  if (header_len > size - 8)
-    fail(path, "header length " + std::to_string(header_len) + " exceeds the file size (" + std::to_string(size) +
-                   " bytes); the file is truncated or not a model file");
-  if (header_len > kMaxHeaderBytes)
-    fail(path, "header length " + std::to_string(header_len) + " is larger than the " +
-                   std::to_string(kMaxHeaderBytes >> 20) + " MB limit");
-  if (header_len < 2) fail(path, "header is too short to be a JSON object");
-
-  const char *hdr = reinterpret_cast<const char *>(bytes + 8);
-  nlohmann::json j = parse_header(path, hdr, hdr + header_len);
-
-  const uint64_t data_start = 8 + header_len;
-  const uint64_t data_size = size - data_start;
-  const unsigned char *data = bytes + data_start;
-
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string &name = it.key();
-    const nlohmann::json &e = it.value();
-    if (name == "__metadata__") {
-      if (!e.is_object()) fail(path, "__metadata__ is not a JSON object");
-      for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string()) fail(path, "__metadata__ value of '" + m.key() + "' is not a string");
-        mf.metadata_[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
-    if (!e.is_object()) fail(path, "entry of tensor '" + name + "' is not a JSON object");
-    auto dt = e.find("dtype");
-    auto sh = e.find("shape");
-    auto off = e.find("data_offsets");
-    if (dt == e.end() || !dt->is_string()) fail(path, "tensor '" + name + "' has no string 'dtype'");
-    if (sh == e.end() || !sh->is_array()) fail(path, "tensor '" + name + "' has no 'shape' array");
-    if (off == e.end() || !off->is_array() || off->size() != 2)
-      fail(path, "tensor '" + name + "' has no 'data_offsets' pair");
-    const std::string dtype = dt->get<std::string>();
-    if (dtype != "F32") {
-      if (is_known_dtype(dtype))
-        fail(path, "tensor '" + name + "' has dtype " + dtype + "; only F32 model files are supported (convert the "
-                                                              "checkpoint to float32 first)");
-      fail(path, "tensor '" + name + "' has unknown dtype '" + dtype + "'");
-    }
-    if (static_cast<int64_t>(sh->size()) > kMaxRank)
-      fail(path, "tensor '" + name + "' has rank " + std::to_string(sh->size()) + ", more than " +
-                     std::to_string(kMaxRank));
-    TensorView tv;
-    tv.name = name;
-    for (const auto &d : *sh) {
-      int64_t v = 0;
-      if (!as_nonneg_int64(d, &v)) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
-      tv.shape.push_back(v);
-    }
-    tv.numel = checked_numel(path, name, tv.shape);
-    int64_t begin = 0, end = 0;
-    if (!as_nonneg_int64((*off)[0], &begin) || !as_nonneg_int64((*off)[1], &end))
-      fail(path, "tensor '" + name + "' has data_offsets that are not non-negative integers");
-    if (begin > end) fail(path, "tensor '" + name + "' has data_offsets with begin > end");
-    if (static_cast<uint64_t>(end) > data_size)
-      fail(path, "tensor '" + name + "' ends at byte " + std::to_string(end) + " of the data area, which has only " +
-                     std::to_string(data_size) + " bytes (file truncated?)");
-    if (tv.numel > std::numeric_limits<int64_t>::max() / 4 || tv.numel * 4 != end - begin)
-      fail(path, "tensor '" + name + "' has " + std::to_string(tv.numel) + " elements but " +
-                     std::to_string(end - begin) + " bytes of data (F32 needs 4 per element)");
+  SafetensorsHeader h = parse_safetensors_header(path, bytes, size);
+  mf.metadata_ = std::move(h.metadata);
+  for (auto &e : h.entries) {
+    if (e.dtype != "F32")
+      fail(path, "tensor '" + e.name + "' has dtype " + e.dtype +
+                     "; only F32 model files are supported (convert the checkpoint with `pola convert`)");
     // The data pointer is used as float*: it must be 4-byte aligned. Files
     // written by write_model_file always are (the header is padded to 8).
-    if ((data_start + static_cast<uint64_t>(begin)) % 4 != 0)
-      fail(path, "tensor '" + name + "' data is not 4-byte aligned (header not padded to a multiple of 8?)");
-    tv.data = reinterpret_cast<const float *>(data + begin);
-    mf.index_[name] = mf.tensors_.size();
+    if ((h.data_start + e.begin) % 4 != 0)
+      fail(path, "tensor '" + e.name + "' data is not 4-byte aligned (header not padded to a multiple of 8?)");
+    TensorView tv;
+    tv.name = std::move(e.name);
+    tv.shape = std::move(e.shape);
+    tv.numel = e.numel;
+    tv.data = reinterpret_cast<const float *>(bytes + h.data_start + e.begin);
+    mf.index_[tv.name] = mf.tensors_.size();
     mf.tensors_.push_back(std::move(tv));
   }
   return mf;

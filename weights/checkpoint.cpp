@@ -1,0 +1,26 @@
+// Recognises a checkpoint by its first bytes rather than its file name.
+#include "weights/checkpoint.h"
+
+#include <fstream>
+
+#include "weights/error.h"
+
+namespace pola::weights {
+
+std::unique_ptr<Checkpoint> open_checkpoint(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  unsigned char head[9] = {};
+  f.read(reinterpret_cast<char *>(head), sizeof head);
+  const auto got = static_cast<size_t>(f.gcount());
+  if (got >= 4 && head[0] == 'P' && head[1] == 'K') return open_torch_checkpoint(path);
+  if (got >= 2 && head[0] == 0x80 && head[1] <= 5)
+    throw InputError(path + ": this is a legacy (pre-zip) torch.save file or a bare pickle, which is not supported. "
+                            "Re-save it with PyTorch >= 1.6: obj = torch.load(f, map_location='cpu'); "
+                            "torch.save(obj, 'new.pth', _use_new_zipfile_serialization=True)");
+  // safetensors: 8-byte little-endian header length, then a JSON object.
+  if (got == 9 && head[8] == '{') return open_safetensors_checkpoint(path);
+  throw InputError(path + ": not a recognised checkpoint (expected a torch.save zip file or a safetensors file)");
+}
+
+} // namespace pola::weights

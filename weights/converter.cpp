@@ -1,0 +1,115 @@
+#include "weights/converter.h"
+
+#include <chrono>
+#include <set>
+
+#include "weights/checkpoint.h"
+#include "weights/class_names.h"
+#include "weights/config_detect.h"
+#include "weights/error.h"
+#include "weights/model_file.h"
+#include "weights/model_metadata.h"
+#include "weights/tensor_check.h"
+
+namespace pola::weights {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// DistributedDataParallel wraps every name in "module."; strip it when all have it.
+void strip_ddp_prefix(Checkpoint &ck, std::vector<std::string> &notes) {
+  const std::string p = "module.";
+  if (ck.tensors().empty()) return;
+  for (const auto &t : ck.tensors())
+    if (t.name.compare(0, p.size(), p) != 0) return;
+  for (size_t i = 0; i < ck.tensors().size(); ++i) ck.rename(i, ck.tensors()[i].name.substr(p.size()));
+  notes.push_back("stripped the 'module.' prefix from every tensor name");
+}
+
+std::string preset_names() {
+  std::string s;
+  for (const auto &p : presets()) s += (s.empty() ? "" : ", ") + p.first;
+  return s;
+}
+
+} // namespace
+
+ConvertReport convert_checkpoint(const std::string &input, const std::string &output, const ConvertOptions &options) {
+  ConvertReport rep;
+  const ModelConfig *wanted = nullptr;
+  if (!options.arch.empty()) {
+    wanted = find_preset(options.arch);
+    if (!wanted) throw InputError("--arch " + options.arch + " is not a known architecture; choose one of " + preset_names());
+  }
+
+  auto t = Clock::now();
+  std::unique_ptr<Checkpoint> ck = open_checkpoint(input);
+  rep.container = ck->container();
+  rep.notes = ck->notes();
+  strip_ddp_prefix(*ck, rep.notes);
+  rep.open_seconds = since(t);
+
+  t = Clock::now();
+  ShapeMap shapes;
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < ck->tensors().size(); ++i) {
+    const auto &ct = ck->tensors()[i];
+    if (!index_of.emplace(ct.name, i).second) throw InputError(input + ": tensor '" + ct.name + "' appears twice");
+    shapes[ct.name] = ct.shape;
+  }
+  rep.config = detect_config(shapes, input);
+  if (wanted) {
+    auto diffs = config_differences(*wanted, rep.config);
+    if (!diffs.empty()) {
+      std::string msg = input + ": the checkpoint is not " + options.arch + " (" + options.arch + " vs file):";
+      for (const auto &d : diffs) msg += "\n  " + d;
+      throw InputError(msg);
+    }
+  }
+  rep.arch = arch_name(rep.config);
+
+  const std::vector<TensorSpec> specs = expected_tensors(rep.config);
+  TensorCheck check = check_tensors(shapes, specs, /*allow_dropped=*/true);
+  for (const auto &name : ck->non_tensor_entries()) check.extra.push_back(name + " (not a tensor)");
+  if (!check.ok())
+    throw InputError(input + ": the tensors do not match the detected " + rep.arch + " config " +
+                     config_to_json(rep.config).dump() + ":" + check.describe());
+  for (const auto &spec : specs) {
+    auto it = index_of.find(spec.name);
+    if (it == index_of.end() || spec.use == TensorSpec::Use::Dropped) continue;
+    const auto &ct = ck->tensors()[it->second];
+    if (!ct.floating) throw InputError(input + ": tensor '" + ct.name + "' is " + ct.dtype + ", expected floating point");
+  }
+  rep.check_seconds = since(t);
+
+  t = Clock::now();
+  std::vector<std::vector<float>> data;
+  std::vector<TensorToWrite> out;
+  std::set<std::string> converted_dtypes;
+  data.reserve(specs.size());
+  for (const auto &spec : specs) {
+    auto it = index_of.find(spec.name);
+    if (it == index_of.end()) continue;
+    if (spec.use == TensorSpec::Use::Dropped) {
+      ++rep.buffers_dropped;
+      continue;
+    }
+    const auto &ct = ck->tensors()[it->second];
+    if (ct.dtype != "F32") converted_dtypes.insert(ct.dtype);
+    data.push_back(ck->read_f32(it->second));
+    out.push_back({spec.name, spec.shape, data.back().data()});
+    rep.parameters += static_cast<int64_t>(data.back().size());
+  }
+  for (const auto &d : converted_dtypes) rep.notes.push_back("converted " + d + " tensors to F32");
+  rep.tensors_written = out.size();
+  rep.read_seconds = since(t);
+
+  t = Clock::now();
+  write_model_file(output, make_metadata(rep.config, rep.arch, default_class_names(rep.config.num_classes)), out);
+  rep.write_seconds = since(t);
+  rep.output_bytes = ModelFile::open(output).file_size(); // re-validates what was written
+  return rep;
+}
+
+} // namespace pola::weights

@@ -1,0 +1,66 @@
+#include "weights/model_metadata.h"
+
+#include "weights/error.h"
+#include "weights/tensor_check.h"
+
+namespace pola::weights {
+
+std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
+                                                 const std::vector<std::string> &class_names) {
+  return {
+      {"format", kFormatName},
+      {"format_version", std::to_string(kFormatVersion)},
+      {"arch", arch},
+      {"config", config_to_json(config).dump()},
+      {"preprocess", preprocess_for(config).dump()},
+      {"classes", nlohmann::json(class_names).dump()},
+  };
+}
+
+namespace {
+nlohmann::json parse_entry(const ModelFile &f, const std::string &key) {
+  const std::string &text = f.metadata_at(key);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception &) {
+    throw InputError(f.path() + ": metadata '" + key + "' is not valid JSON");
+  }
+}
+} // namespace
+
+ModelConfig read_model_config(const ModelFile &f) {
+  if (f.metadata_at("format") != kFormatName)
+    throw InputError(f.path() + ": metadata format is '" + f.metadata_at("format") + "', not '" + kFormatName +
+                     "' (convert checkpoints with `pola convert`)");
+  if (f.metadata_at("format_version") != std::to_string(kFormatVersion))
+    throw InputError(f.path() + ": format_version " + f.metadata_at("format_version") + " is not supported (this build reads " +
+                     std::to_string(kFormatVersion) + ")");
+  return config_from_json(parse_entry(f, "config"), f.path());
+}
+
+std::vector<std::string> read_class_names(const ModelFile &f, const ModelConfig &c) {
+  nlohmann::json j = parse_entry(f, "classes");
+  if (!j.is_array() || static_cast<int64_t>(j.size()) != c.num_classes)
+    throw InputError(f.path() + ": metadata 'classes' is not an array of " + std::to_string(c.num_classes) + " names");
+  std::vector<std::string> names;
+  for (const auto &x : j) {
+    if (!x.is_string()) throw InputError(f.path() + ": metadata 'classes' holds a non-string");
+    names.push_back(x.get<std::string>());
+  }
+  return names;
+}
+
+nlohmann::json read_preprocess(const ModelFile &f) {
+  nlohmann::json j = parse_entry(f, "preprocess");
+  if (!j.is_object()) throw InputError(f.path() + ": metadata 'preprocess' is not a JSON object");
+  return j;
+}
+
+void check_model_tensors(const ModelFile &f, const ModelConfig &c) {
+  ShapeMap present;
+  for (const auto &t : f.tensors()) present[t.name] = t.shape;
+  TensorCheck r = check_tensors(present, expected_tensors(c), /*allow_dropped=*/false);
+  if (!r.ok()) throw InputError(f.path() + ": tensors do not match the config:" + r.describe());
+}
+
+} // namespace pola::weights

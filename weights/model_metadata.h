@@ -1,0 +1,32 @@
+// The `__metadata__` of a model file (FORMAT.md): building it when converting,
+// and reading it back (format check, config, class names, preprocessing).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weights/model_config.h"
+#include "weights/model_file.h"
+
+namespace pola::weights {
+
+constexpr const char *kFormatName = "polaformer";
+constexpr int kFormatVersion = 1;
+
+std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
+                                                 const std::vector<std::string> &class_names);
+
+// Checks `format` and `format_version`, then parses and checks `config`.
+ModelConfig read_model_config(const ModelFile &file);
+// The `classes` array; InputError unless it is num_classes strings.
+std::vector<std::string> read_class_names(const ModelFile &file, const ModelConfig &config);
+// The `preprocess` object as JSON (checked to be an object).
+nlohmann::json read_preprocess(const ModelFile &file);
+
+// Checks that the file holds exactly the tensors `config` implies, with the
+// right shapes (Optional ones may be absent, Dropped buffers must be).
+// The error lists what is missing, unexpected and mis-shaped.
+void check_model_tensors(const ModelFile &file, const ModelConfig &config);
+
+} // namespace pola::weights

@@ -1,0 +1,154 @@
+// Safetensors header validation. The file is untrusted: lengths, shapes and
+// offsets are checked against the actual size before any tensor is touched.
+#include "weights/safetensors_header.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "weights/error.h"
+
+namespace pola::weights {
+namespace {
+
+using Json = nlohmann::ordered_json; // keeps the file's tensor order
+
+// A model header is a few hundred kB; anything near this cap is not a model.
+constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+// The header is a two-level object ({name: {dtype, shape, data_offsets}}).
+// Deeper JSON is rejected while parsing, before it is built in memory.
+constexpr int kMaxJsonDepth = 8;
+constexpr size_t kMaxRank = 16;
+
+[[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
+
+// Reads a JSON integer that must be a non-negative value fitting int64.
+bool as_nonneg_int64(const Json &j, int64_t *out) {
+  if (j.is_number_unsigned()) {
+    uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(u);
+    return true;
+  }
+  if (j.is_number_integer()) {
+    int64_t v = j.get<int64_t>();
+    if (v < 0) return false;
+    *out = v;
+    return true;
+  }
+  return false;
+}
+
+// Parses the header text, rejecting duplicate top-level names and deep
+// nesting during the parse (a JSON object keeps only one of two duplicates,
+// so the check cannot be done afterwards).
+Json parse_json(const std::string &path, const char *begin, const char *end) {
+  std::string duplicate;
+  bool too_deep = false;
+  std::set<std::string> seen;
+  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json &parsed) {
+    if (depth > kMaxJsonDepth) {
+      too_deep = true;
+      return false; // discard instead of building
+    }
+    if (ev == Json::parse_event_t::key && depth == 1) {
+      const auto &k = parsed.get_ref<const std::string &>();
+      if (!seen.insert(k).second && duplicate.empty()) duplicate = k;
+    }
+    return true;
+  };
+  Json j;
+  try {
+    j = Json::parse(begin, end, cb, /*allow_exceptions=*/true);
+  } catch (const nlohmann::json::exception &e) {
+    fail(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (too_deep) fail(path, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  if (!duplicate.empty()) fail(path, "tensor name '" + duplicate + "' appears more than once in the header");
+  if (!j.is_object()) fail(path, "header is not a JSON object");
+  return j;
+}
+
+} // namespace
+
+size_t safetensors_dtype_size(const std::string &d) {
+  if (d == "BOOL" || d == "U8" || d == "I8" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
+  if (d == "I16" || d == "U16" || d == "F16" || d == "BF16") return 2;
+  if (d == "I32" || d == "U32" || d == "F32") return 4;
+  if (d == "I64" || d == "U64" || d == "F64") return 8;
+  return 0;
+}
+
+SafetensorsHeader parse_safetensors_header(const std::string &path, const unsigned char *bytes, uint64_t size) {
+  if (size < 8)
+    fail(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
+  uint64_t header_len = 0;
+  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
+  if (header_len > size - 8)
+    fail(path, "header length " + std::to_string(header_len) + " exceeds the file size (" + std::to_string(size) +
+                   " bytes); the file is truncated or not a safetensors file");
+  if (header_len > kMaxHeaderBytes)
+    fail(path, "header length " + std::to_string(header_len) + " is larger than the " +
+                   std::to_string(kMaxHeaderBytes >> 20) + " MB limit");
+  if (header_len < 2) fail(path, "header is too short to be a JSON object");
+
+  const char *text = reinterpret_cast<const char *>(bytes + 8);
+  Json j = parse_json(path, text, text + header_len);
+
+  SafetensorsHeader h;
+  h.data_start = 8 + header_len;
+  const uint64_t data_size = size - h.data_start;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string &name = it.key();
+    const Json &e = it.value();
+    if (name == "__metadata__") {
+      if (!e.is_object()) fail(path, "__metadata__ is not a JSON object");
+      for (auto m = e.begin(); m != e.end(); ++m) {
+        if (!m.value().is_string()) fail(path, "__metadata__ value of '" + m.key() + "' is not a string");
+        h.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    if (!e.is_object()) fail(path, "entry of tensor '" + name + "' is not a JSON object");
+    auto dt = e.find("dtype");
+    auto sh = e.find("shape");
+    auto off = e.find("data_offsets");
+    if (dt == e.end() || !dt->is_string()) fail(path, "tensor '" + name + "' has no string 'dtype'");
+    if (sh == e.end() || !sh->is_array()) fail(path, "tensor '" + name + "' has no 'shape' array");
+    if (off == e.end() || !off->is_array() || off->size() != 2)
+      fail(path, "tensor '" + name + "' has no 'data_offsets' pair");
+    SafetensorsEntry t;
+    t.name = name;
+    t.dtype = dt->get<std::string>();
+    t.dtype_size = safetensors_dtype_size(t.dtype);
+    if (t.dtype_size == 0) fail(path, "tensor '" + name + "' has unknown dtype '" + t.dtype + "'");
+    if (sh->size() > kMaxRank)
+      fail(path, "tensor '" + name + "' has rank " + std::to_string(sh->size()) + ", more than " + std::to_string(kMaxRank));
+    t.numel = 1;
+    for (const auto &d : *sh) {
+      int64_t v = 0;
+      if (!as_nonneg_int64(d, &v)) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
+      if (v != 0 && t.numel > std::numeric_limits<int64_t>::max() / v)
+        fail(path, "tensor '" + name + "' has a shape whose element count overflows");
+      t.numel *= v;
+      t.shape.push_back(v);
+    }
+    int64_t begin = 0, end = 0;
+    if (!as_nonneg_int64((*off)[0], &begin) || !as_nonneg_int64((*off)[1], &end))
+      fail(path, "tensor '" + name + "' has data_offsets that are not non-negative integers");
+    if (begin > end) fail(path, "tensor '" + name + "' has data_offsets with begin > end");
+    if (static_cast<uint64_t>(end) > data_size)
+      fail(path, "tensor '" + name + "' ends at byte " + std::to_string(end) + " of the data area, which has only " +
+                     std::to_string(data_size) + " bytes (file truncated?)");
+    const int64_t esz = static_cast<int64_t>(t.dtype_size);
+    if (t.numel > std::numeric_limits<int64_t>::max() / esz || t.numel * esz != end - begin)
+      fail(path, "tensor '" + name + "' has " + std::to_string(t.numel) + " elements of " + t.dtype + " but " +
+                     std::to_string(end - begin) + " bytes of data (" + std::to_string(esz) + " per element)");
+    t.begin = static_cast<uint64_t>(begin);
+    t.end = static_cast<uint64_t>(end);
+    h.entries.push_back(std::move(t));
+  }
+  return h;
+}
+
+} // namespace pola::weights

@@ -1,0 +1,197 @@
+// torch.save zip checkpoints: `<prefix>/data.pkl` interpreted by our
+// restricted pickle reader, tensors read from `<prefix>/data/<key>` entries.
+// Storages are read only for the tensors the converter asks for, so optimizer
+// state in a training checkpoint costs nothing but its pickle.
+#include <map>
+
+#include "weights/checkpoint.h"
+#include "weights/dtype_convert.h"
+#include "weights/error.h"
+#include "weights/pickle_reader.h"
+#include "weights/zip_archive.h"
+
+namespace pola::weights {
+namespace {
+
+using pickle::Kind;
+using pickle::ValuePtr;
+
+// data.pkl of a state dict is ~100 kB; with optimizer state a few MB.
+constexpr uint64_t kMaxPickleBytes = 256ull << 20;
+
+// safetensors-style dtype name of a torch storage class.
+std::string dtype_of_storage(const std::string &cls) {
+  if (cls == "FloatStorage") return "F32";
+  if (cls == "DoubleStorage") return "F64";
+  if (cls == "HalfStorage") return "F16";
+  if (cls == "BFloat16Storage") return "BF16";
+  if (cls == "LongStorage") return "I64";
+  if (cls == "IntStorage") return "I32";
+  if (cls == "ShortStorage") return "I16";
+  if (cls == "CharStorage") return "I8";
+  if (cls == "ByteStorage") return "U8";
+  if (cls == "BoolStorage") return "BOOL";
+  return cls; // reported as is, e.g. "ComplexFloatStorage"
+}
+
+const ValuePtr *dict_get(const pickle::Value &d, const std::string &key) {
+  for (const auto &kv : d.entries)
+    if (kv.first->kind == Kind::String && kv.first->str == key) return &kv.second;
+  return nullptr;
+}
+
+class TorchCheckpoint : public Checkpoint {
+ public:
+  explicit TorchCheckpoint(const std::string &path) : zip_(path) {
+    path_ = path;
+    container_ = "torch zip";
+    find_prefix();
+    if (zip_.has(prefix_ + "byteorder")) {
+      std::vector<unsigned char> bo;
+      zip_.read(prefix_ + "byteorder", &bo, 16);
+      if (std::string(bo.begin(), bo.end()) != "little")
+        throw InputError(path + ": checkpoint was saved on a big-endian machine; not supported");
+    }
+    std::vector<unsigned char> pkl;
+    zip_.read(prefix_ + "data.pkl", &pkl, kMaxPickleBytes);
+    root_ = pickle::read_pickle(pkl.data(), pkl.size(), path + ": " + prefix_ + "data.pkl");
+    collect_tensors();
+  }
+
+  std::vector<float> read_f32(size_t index) override {
+    const CheckpointTensor &ct = tensors_.at(index);
+    const pickle::Value &t = *refs_.at(index);
+    const pickle::Value &st = *t.storage;
+    if (!ct.floating)
+      throw InputError(path_ + ": tensor '" + ct.name + "' is stored as " + ct.dtype + ", expected floating point");
+    const size_t esize = pickle::torch_storage_element_size(st.str);
+    const std::vector<unsigned char> &bytes = storage_bytes(st, esize);
+
+    int64_t numel = 1;
+    for (int64_t s : t.sizes) numel *= s; // overflow excluded by the pickle reader
+    std::vector<float> out(static_cast<size_t>(numel));
+    if (numel == 0) return out;
+    // Row-major walk over the view; strides address the storage, so
+    // non-contiguous views (e.g. transposes) come out contiguous.
+    const size_t rank = t.sizes.size();
+    bool contiguous = true;
+    for (int64_t expect = 1, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (t.sizes[d] != 1 && t.strides[d] != expect) contiguous = false;
+      expect *= t.sizes[d];
+    }
+    if (contiguous) {
+      if (ct.dtype == "F32") {
+        std::memcpy(out.data(), bytes.data() + t.offset * 4, out.size() * 4);
+      } else {
+        for (int64_t i = 0; i < numel; ++i) out[i] = load_as_f32(bytes.data(), ct.dtype, t.offset + i);
+      }
+      return out;
+    }
+    std::vector<int64_t> idx(rank, 0);
+    int64_t src = t.offset;
+    for (int64_t i = 0; i < numel; ++i) {
+      out[i] = load_as_f32(bytes.data(), ct.dtype, src);
+      for (size_t d = rank; d-- > 0;) { // odometer increment
+        src += t.strides[d];
+        if (++idx[d] < t.sizes[d]) break;
+        src -= t.strides[d] * t.sizes[d];
+        idx[d] = 0;
+      }
+    }
+    return out;
+  }
+
+ private:
+  // torch writes `<archive name>/data.pkl`; the archive name varies.
+  void find_prefix() {
+    int found = 0;
+    for (const std::string &n : zip_.entry_names()) {
+      size_t slash = n.find('/');
+      if (slash != std::string::npos && n.compare(slash, std::string::npos, "/data.pkl") == 0) {
+        prefix_ = n.substr(0, slash + 1);
+        ++found;
+      }
+    }
+    if (found == 0)
+      throw InputError(path_ + ": zip archive has no <name>/data.pkl entry; it is not a torch.save checkpoint");
+    if (found > 1) throw InputError(path_ + ": zip archive has several data.pkl entries; ambiguous checkpoint");
+  }
+
+  void collect_tensors() {
+    if (root_->kind != Kind::Dict)
+      throw InputError(path_ + ": checkpoint holds a " + std::string(pickle::kind_name(root_->kind)) +
+                       " (" + root_->str + "), not a dict of tensors; save model.state_dict() instead of the model object");
+    const pickle::Value *sd = root_.get();
+    for (const char *wrapper : {"model", "state_dict"}) {
+      const ValuePtr *inner = dict_get(*root_, wrapper);
+      if (inner && (*inner)->kind == Kind::Dict) {
+        sd = inner->get();
+        std::string others;
+        for (const auto &kv : root_->entries)
+          if (!(kv.first->kind == Kind::String && kv.first->str == wrapper))
+            others += (others.empty() ? "" : ", ") + (kv.first->kind == Kind::String ? kv.first->str : "?");
+        notes_.push_back(std::string("using the '") + wrapper + "' entry" + (others.empty() ? "" : "; ignored: " + others));
+        break;
+      }
+    }
+    for (const auto &kv : sd->entries) {
+      if (kv.first->kind != Kind::String)
+        throw InputError(path_ + ": state dict has a key that is a " + std::string(pickle::kind_name(kv.first->kind)) +
+                         ", not a string");
+      const pickle::Value &v = *kv.second;
+      if (v.kind != Kind::Tensor) {
+        non_tensors_.push_back(kv.first->str);
+        continue;
+      }
+      CheckpointTensor ct;
+      ct.name = kv.first->str;
+      ct.shape = v.sizes;
+      ct.dtype = dtype_of_storage(v.storage->str);
+      ct.floating = is_floating_dtype(ct.dtype);
+      tensors_.push_back(std::move(ct));
+      refs_.push_back(kv.second);
+      ++storage_users_[v.storage->storage_key];
+    }
+  }
+
+  // Bytes of a storage, read once and kept while other tensors still use it.
+  const std::vector<unsigned char> &storage_bytes(const pickle::Value &st, size_t esize) {
+    auto it = cache_.find(st.storage_key);
+    if (it == cache_.end()) {
+      if (esize == 0) throw InputError(path_ + ": unsupported storage type " + st.str);
+      if (st.storage_numel > static_cast<int64_t>(UINT64_MAX / 2 / esize))
+        throw InputError(path_ + ": storage " + st.storage_key + " is implausibly large");
+      const uint64_t want = static_cast<uint64_t>(st.storage_numel) * esize;
+      const std::string entry = prefix_ + "data/" + st.storage_key;
+      if (!zip_.has(entry)) throw InputError(path_ + ": storage '" + st.storage_key + "' is missing from the archive");
+      if (zip_.entry_size(entry) != want)
+        throw InputError(path_ + ": storage '" + st.storage_key + "' holds " + std::to_string(zip_.entry_size(entry)) +
+                         " bytes but the pickle says " + std::to_string(st.storage_numel) + " x " + std::to_string(esize));
+      it = cache_.emplace(st.storage_key, std::vector<unsigned char>()).first;
+      zip_.read(entry, &it->second, want);
+    }
+    // Released once its last tensor is read (the caller copies out first).
+    if (--storage_users_[st.storage_key] <= 0) {
+      released_ = std::move(it->second);
+      cache_.erase(it);
+      return released_;
+    }
+    return it->second;
+  }
+
+  ZipArchive zip_;
+  std::string prefix_;
+  ValuePtr root_;
+  std::vector<ValuePtr> refs_; // tensor values, parallel to tensors_
+  std::map<std::string, int> storage_users_;
+  std::map<std::string, std::vector<unsigned char>> cache_;
+  std::vector<unsigned char> released_;
+};
+
+} // namespace
+
+std::unique_ptr<Checkpoint> open_torch_checkpoint(const std::string &path) {
+  return std::make_unique<TorchCheckpoint>(path);
+}
+
+} // namespace pola::weights

@@ -1,0 +1,101 @@
+// libzip wrapper. torch.save stores every entry uncompressed; compressed
+// entries are accepted with a bounded expansion ratio so that a small file
+// cannot make us allocate gigabytes it merely claims to contain.
+#include "weights/zip_archive.h"
+
+#include <sys/stat.h>
+#include <zip.h>
+
+#include <memory>
+
+#include "weights/error.h"
+
+namespace pola::weights {
+namespace {
+
+// Deflate can reach ~1000:1 on constant data, but real weights barely
+// compress; anything beyond this ratio is treated as a zip bomb.
+constexpr uint64_t kMaxCompressionRatio = 16;
+
+} // namespace
+
+ZipArchive::ZipArchive(const std::string &path) : path_(path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: no such file or not readable");
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
+  file_size_ = static_cast<uint64_t>(st.st_size);
+  int err = 0;
+  zip_ = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
+  if (!zip_) {
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, err);
+    std::string msg = zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    throw InputError(path + ": not a readable zip archive (" + msg + ")");
+  }
+}
+
+ZipArchive::~ZipArchive() {
+  if (zip_) zip_discard(zip_);
+}
+
+std::vector<std::string> ZipArchive::entry_names() const {
+  std::vector<std::string> names;
+  zip_int64_t n = zip_get_num_entries(zip_, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char *name = zip_get_name(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
+    if (name) names.emplace_back(name);
+  }
+  return names;
+}
+
+int64_t ZipArchive::locate(const std::string &name) const { return zip_name_locate(zip_, name.c_str(), ZIP_FL_ENC_RAW); }
+
+bool ZipArchive::has(const std::string &name) const { return locate(name) >= 0; }
+
+uint64_t ZipArchive::entry_size(const std::string &name) const {
+  zip_int64_t idx = locate(name);
+  if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
+  zip_stat_t sb;
+  zip_stat_init(&sb);
+  if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
+    throw InputError(path_ + ": cannot read the size of archive entry '" + name + "'");
+  return sb.size;
+}
+
+void ZipArchive::read(const std::string &name, std::vector<unsigned char> *out, uint64_t max_bytes) const {
+  zip_int64_t idx = locate(name);
+  if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
+  zip_stat_t sb;
+  zip_stat_init(&sb);
+  if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0)
+    throw InputError(path_ + ": cannot stat archive entry '" + name + "'");
+  const uint64_t want = sb.valid & ZIP_STAT_SIZE ? sb.size : 0;
+  const uint64_t comp = sb.valid & ZIP_STAT_COMP_SIZE ? sb.comp_size : file_size_;
+  const bool stored = (sb.valid & ZIP_STAT_COMP_METHOD) && sb.comp_method == ZIP_CM_STORE;
+  if ((sb.valid & ZIP_STAT_ENCRYPTION_METHOD) && sb.encryption_method != ZIP_EM_NONE)
+    throw InputError(path_ + ": archive entry '" + name + "' is encrypted");
+  if (want > max_bytes)
+    throw InputError(path_ + ": archive entry '" + name + "' is " + std::to_string(want) + " bytes, more than the " +
+                     std::to_string(max_bytes) + " allowed for it");
+  const uint64_t plausible = stored ? file_size_ : comp * kMaxCompressionRatio + (1u << 20);
+  if (want > plausible || comp > file_size_)
+    throw InputError(path_ + ": archive entry '" + name + "' claims " + std::to_string(want) +
+                     " bytes, implausible for a " + std::to_string(file_size_) + "-byte file (corrupt archive?)");
+  out->resize(want);
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> f(zip_fopen_index(zip_, static_cast<zip_uint64_t>(idx), 0),
+                                                        zip_fclose);
+  if (!f) throw InputError(path_ + ": cannot open archive entry '" + name + "': " + zip_strerror(zip_));
+  uint64_t got = 0;
+  while (got < want) {
+    zip_int64_t r = zip_fread(f.get(), out->data() + got, want - got);
+    if (r < 0) throw InputError(path_ + ": error reading archive entry '" + name + "': " + zip_file_strerror(f.get()));
+    if (r == 0) break;
+    got += static_cast<uint64_t>(r);
+  }
+  if (got != want)
+    throw InputError(path_ + ": archive entry '" + name + "' is truncated (" + std::to_string(got) + " of " +
+                     std::to_string(want) + " bytes)");
+}
+
+} // namespace pola::weights
