@@ -1,0 +1,163 @@
+"""Seeded random parameters that exercise every code path of a PolaFormer model.
+
+Trained-looking initialisations (zeros, ones, power=0) would hide mistakes: a zero positional
+encoding cannot reveal a missing add, power=0 gives every channel the same exponent, a unit
+LayerNorm cannot reveal swapped parameters. So every tensor gets spread, both signs and sizes that
+keep activations O(1) through deep models.
+
+Options (all default to the "typical" model; the trap cases use them to make a mistake visible):
+  embed_gain     multiplies the patch-embedding conv weights: small values make the conv output
+                 variance small, so the patch-embedding LayerNorm eps matters.
+  residual_gain  multiplies everything written into the residual stream (patch-embedding norm
+                 affine, pos_embed, attention proj and fc2): small values make block-norm eps matter.
+  tiny_query_head  in every L attention, head 0's query projection is scaled by this factor
+                 (0 = off), so q_sim . kmean is near the 1e-6 denominator eps.
+  mlp_gain, fc1_bias_shift, fc2_gain
+                 fc1 weight gain, a constant added to fc1 biases, fc2 weight gain. Pre-activations
+                 near -3 (where tanh-GELU is off by 4e-4 on a value of -4e-3) and a large fc2 gain
+                 make the GELU form visible in the logits.
+"""
+import math
+
+import torch
+import torch.nn as nn
+
+from pola_attention import PolaAttentionCore
+from pola_swin import WindowSoftmaxAttention
+
+DEFAULT_OPTIONS = {"embed_gain": 1.0, "residual_gain": 1.0, "tiny_query_head": 0.0, "mlp_gain": 1.0,
+                   "fc1_bias_shift": 0.0, "fc2_gain": 1.0}
+
+
+def _uniform(gen, shape, low, high):
+    return torch.rand(shape, generator=gen, dtype=torch.float64) * (high - low) + low
+
+
+def _normal(gen, shape, std):
+    return torch.randn(shape, generator=gen, dtype=torch.float64) * std
+
+
+def _inverse_softplus(y):
+    return torch.log(torch.expm1(y))
+
+
+def _scale_parameter(gen, shape):
+    """softplus(scale) uniform in 0.3..3, but |scale| >= ~0.2 so the raw value is never near 0
+    (the scale_no_softplus trap divides by it)."""
+    target = _uniform(gen, shape, 0.3, 3.0)
+    near_zero = (target > 0.55) & (target < 0.85)            # softplus(0) = 0.69
+    target = torch.where(near_zero, target + 0.6, target)
+    return _inverse_softplus(target)
+
+
+def _set(param, value):
+    with torch.no_grad():
+        param.copy_(value.to(param.dtype))
+
+
+def _linear(gen, layer, gain=1.0, bias_std=0.1):
+    fan_in = layer.weight.shape[1]
+    _set(layer.weight, _normal(gen, layer.weight.shape, gain / math.sqrt(fan_in)))
+    if layer.bias is not None:
+        _set(layer.bias, _normal(gen, layer.bias.shape, bias_std * gain))
+
+
+def _conv(gen, conv, gain=1.0):
+    fan_in = conv.weight[0].numel()
+    _set(conv.weight, _normal(gen, conv.weight.shape, gain / math.sqrt(fan_in)))
+    _set(conv.bias, _normal(gen, conv.bias.shape, 0.1 * gain))
+
+
+def _layer_norm(gen, norm, gain=1.0):
+    _set(norm.weight, gain * _uniform(gen, norm.weight.shape, 0.6, 1.4)
+         * torch.where(_uniform(gen, norm.weight.shape, 0, 1) < 0.05, -1.0, 1.0))  # a few negative
+    _set(norm.bias, _normal(gen, norm.bias.shape, 0.2 * gain))
+
+
+def _is_patch_embed(name):
+    return name.startswith("patch_embed")
+
+
+def randomize(model, seed, **options):
+    """Overwrite every parameter of `model` deterministically from `seed`; returns the options."""
+    unknown = set(options) - set(DEFAULT_OPTIONS)
+    if unknown:
+        raise KeyError(f"unknown randomization options {sorted(unknown)}")
+    opt = dict(DEFAULT_OPTIONS, **options)
+    gen = torch.Generator().manual_seed(int(seed))
+    residual = opt["residual_gain"]
+    done = set()
+
+    def mark(module):
+        done.update(id(p) for p in module.parameters(recurse=False))
+
+    for name, module in model.named_modules():
+        leaf = name.rsplit(".", 1)[-1]
+        if isinstance(module, nn.Linear):
+            if leaf == "proj":
+                _linear(gen, module, gain=residual)
+            elif leaf == "fc2":
+                _linear(gen, module, gain=residual * opt["fc2_gain"])
+            elif leaf == "fc1":
+                _linear(gen, module, gain=opt["mlp_gain"])
+                with torch.no_grad():
+                    module.bias += opt["fc1_bias_shift"]
+            else:
+                _linear(gen, module)
+        elif isinstance(module, nn.Conv2d):
+            gain = opt["embed_gain"] if _is_patch_embed(name) else 1.0
+            _conv(gen, module, gain)
+        elif isinstance(module, nn.LayerNorm):
+            # PVT's patch-embedding norm output goes straight into the residual stream.
+            in_residual = _is_patch_embed(name) and model.cfg["family"] == "pvt"
+            _layer_norm(gen, module, residual if in_residual else 1.0)
+        elif isinstance(module, PolaAttentionCore):
+            # Exponent p = 1 + alpha*sigmoid(power) spans (1, 1+alpha): power in [-6, 6].
+            _set(module.power, _uniform(gen, module.power.shape, -6.0, 6.0))
+            _set(module.scale, _scale_parameter(gen, module.scale.shape))
+            _set(module.positional_encoding, _normal(gen, module.positional_encoding.shape, 0.5))
+        elif isinstance(module, WindowSoftmaxAttention):
+            _set(module.relative_position_bias_table,
+                 _normal(gen, module.relative_position_bias_table.shape, 1.0))
+        else:
+            continue
+        mark(module)
+
+    for name, param in model.named_parameters(recurse=False):
+        if name.startswith("pos_embed"):
+            _set(param, _normal(gen, param.shape, 0.5 * residual))
+            done.add(id(param))
+
+    if opt["tiny_query_head"]:
+        for module in model.modules():
+            if isinstance(module, PolaAttentionCore):
+                proj = module.qg if hasattr(module, "qg") else module.qkvg
+                with torch.no_grad():   # q is the first C outputs; head 0 is its first d rows
+                    proj.weight[: module.head_dim] *= opt["tiny_query_head"]
+                    proj.bias[: module.head_dim] *= opt["tiny_query_head"]
+
+    missed = [n for n, p in model.named_parameters() if id(p) not in done]
+    if missed:
+        raise RuntimeError(f"randomize left parameters untouched: {missed[:5]}")
+    return opt
+
+
+def random_input(cfg, batch, seed):
+    """Float32 NCHW images, roughly like normalised pixels (unit Gaussian)."""
+    gen = torch.Generator().manual_seed(int(seed) + 7919)
+    shape = (batch, cfg["in_chans"], cfg["img_size"], cfg["img_size"])
+    return torch.randn(shape, generator=gen, dtype=torch.float32)
+
+
+def logits_look_healthy(logits):
+    """Finite, not collapsed, and not dominated by one class (softmax top-1 < 0.9 per image)."""
+    logits = torch.as_tensor(logits, dtype=torch.float64)
+    if not torch.isfinite(logits).all():
+        return False, "non-finite logits"
+    spread = logits.std(dim=-1)
+    if (spread <= 1e-6 * logits.abs().max()).any():
+        return False, "logits collapsed to one value"
+    top = logits.softmax(dim=-1).max(dim=-1).values
+    if (top > 0.9).any():
+        return False, f"one class dominates (top-1 probability {top.max():.3f})"
+    return True, f"logit std {spread.min():.3g}..{spread.max():.3g}, top-1 prob <= {top.max():.3f}"
