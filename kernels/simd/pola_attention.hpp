@@ -125,33 +125,38 @@ inline void kv_accumulate(const float *phi, int64_t p2, const float *vb, int64_t
 }
 
 // Accumulates key tokens [t0, t1) of every head into states (heads x state).
+// Each block first streams its k / v rows once, whole (all heads, in memory
+// order, which the hardware prefetcher follows), into per-head feature and
+// value scratch that stays in L2; then each head's register-tile GEMM runs.
 template <class A>
 void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1,
                float *states) {
   constexpr int L = kLanes<A>;
-  const int d = lay.d;
-  const int64_t width = int64_t(a.heads) * d;
-  ScratchBuffer phi(kKeyBlock * lay.p2), vb(kKeyBlock * lay.dp);
+  const int d = lay.d, heads = a.heads;
+  const int64_t width = int64_t(heads) * d;
+  const int64_t phi_head = kKeyBlock * lay.p2, v_head = kKeyBlock * lay.dp;
+  ScratchBuffer phi(heads * phi_head), vb(heads * v_head);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
-    for (int h = 0; h < a.heads; ++h) {
-      const int64_t c0 = int64_t(h) * d;
-      float *kv = states + h * lay.state;
-      float *ksum = kv + 2 * d * lay.dp;
-      for (int64_t t = 0; t < tb; ++t) {
-        const int64_t tok = b0 + t;
-        float *ph = phi.data + t * lay.p2;
+    for (int64_t t = 0; t < tb; ++t) {
+      const int64_t tok = b0 + t;
+      for (int h = 0; h < heads; ++h) {
+        const int64_t c0 = int64_t(h) * d;
+        float *ph = phi.data + h * phi_head + t * lay.p2;
         feature_row<A>(a.k + tok * a.ld_k + c0, a.pos_enc ? a.pos_enc + tok * width + c0 : nullptr,
                        a.inv_scale + c0, a.power + c0, d, ph);
         // v row into the padded block (pads were zeroed once and are never written).
         const float *vr = a.v + tok * a.ld_v + c0;
-        float *vd = vb.data + t * lay.dp;
+        float *vd = vb.data + h * v_head + t * lay.dp;
         for (int j = 0; j < d; j += L) store_first<A>(vd + j, load_first<A>(vr + j, d - j), d - j);
+        float *ksum = states + h * lay.state + 2 * d * lay.dp;
         for (int64_t r = 0; r < lay.p2; r += L)
           (Vec<A>::load_aligned(ksum + r) + Vec<A>::load_aligned(ph + r)).store_aligned(ksum + r);
       }
-      kv_accumulate<A>(phi.data, lay.p2, vb.data, lay.dp, tb, 2 * d, kv);
     }
+    for (int h = 0; h < heads; ++h)
+      kv_accumulate<A>(phi.data + h * phi_head, lay.p2, vb.data + h * v_head, lay.dp, tb, 2 * d,
+                       states + h * lay.state);
   }
 }
 
@@ -203,42 +208,51 @@ inline void query_token_group(const float *mag, const int32_t *off, int d, const
 }
 
 // Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
+// q rows are read whole (all heads) and out rows written whole, in memory order.
 template <class A>
 void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
                  int64_t t1) {
   constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens;
-  const int d = lay.d, half = lay.half;
-  const int64_t tb = t1 - t0;
-  ScratchBuffer mag(kQueryBlock * d), offs(kQueryBlock * d), ob(kQueryBlock * lay.mp);
-  int32_t *off = reinterpret_cast<int32_t *>(offs.data);
+  const int d = lay.d, half = lay.half, heads = a.heads;
+  const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp;
+  ScratchBuffer mag(heads * feat_head), offs(heads * feat_head), ob(heads * ob_head);
+  int32_t *off_all = reinterpret_cast<int32_t *>(offs.data);
   alignas(64) float lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = float(i);
   const Vec<A> lanes = Vec<A>::load_aligned(lane_index), zero(0.0f);
-  for (int h = 0; h < a.heads; ++h) {
-    const int64_t c0 = int64_t(h) * d;
-    const float *m = states_m + h * 2 * d * lay.mp;
-    for (int64_t t = 0; t < tb; ++t) {
+  for (int64_t t = 0; t < tb; ++t) {
+    for (int h = 0; h < heads; ++h) {
+      const int64_t c0 = int64_t(h) * d;
       const float *q = a.q + (t0 + t) * a.ld_q + c0;
+      float *mg = mag.data + h * feat_head + t * d;
+      int32_t *off = off_all + h * feat_head + t * d;
       for (int j = 0; j < d; j += L) {
         const int n = std::min(L, d - j);
         const Vec<A> u = load_first<A>(q + j, n) * load_first<A>(a.inv_scale + c0 + j, n);
-        store_first<A>(mag.data + t * d + j, abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)), n);
+        store_first<A>(mg + j, abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)), n);
         // Row of M this channel selects: j for pos(q'), d + j for neg(q').
         const Vec<A> row = xsimd::select(u < zero, lanes + Vec<A>(float(j + d)), lanes + Vec<A>(float(j)));
         alignas(64) float rows[L];
         row.store_aligned(rows);
-        for (int i = 0; i < n; ++i) off[t * d + j + i] = int32_t(rows[i]) * int32_t(lay.mp);
+        for (int i = 0; i < n; ++i) off[j + i] = int32_t(rows[i]) * int32_t(lay.mp);
       }
     }
+  }
+  for (int h = 0; h < heads; ++h) {
+    const float *m = states_m + h * 2 * d * lay.mp;
+    const float *mg = mag.data + h * feat_head;
+    const int32_t *off = off_all + h * feat_head;
+    float *o = ob.data + h * ob_head;
     int64_t t = 0;
     for (; t + T <= tb; t += T)
-      query_token_group<A, T>(mag.data + t * d, off + t * d, d, m, ob.data + t * lay.mp, lay.mp);
-    for (; t < tb; ++t)
-      query_token_group<A, 1>(mag.data + t * d, off + t * d, d, m, ob.data + t * lay.mp, lay.mp);
-    for (int64_t t2 = 0; t2 < tb; ++t2) {
-      const float *o = ob.data + t2 * lay.mp;
+      query_token_group<A, T>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
+    for (; t < tb; ++t) query_token_group<A, 1>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
+  }
+  for (int64_t t = 0; t < tb; ++t) {
+    for (int h = 0; h < heads; ++h) {
+      const float *o = ob.data + h * ob_head + t * lay.mp;
       const Vec<A> f_sim(1.0f / (o[d] + kDenominatorEps)), f_opp(1.0f / (o[d + 1] + kDenominatorEps));
-      float *dst = a.out + (t0 + t2) * a.ld_out + c0;
+      float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += L) {
         const Vec<A> f = xsimd::select(lanes + Vec<A>(float(c)) < Vec<A>(float(half)), f_sim, f_opp);
         store_first<A>(dst + c, Vec<A>::load_aligned(o + c) * f, d - c);

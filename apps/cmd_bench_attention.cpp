@@ -1,0 +1,145 @@
+// `pola bench-attention`: times the polarity attention core (both passes) on
+// random data and reports median time, GFLOP/s, peak RSS, ISA and threads.
+//
+// FLOPs counted per token and head, as the kernel executes them:
+//   key pass   2*(2d)*d (KV += phi_k^T v, dense FMA) + 2d (ksum)
+//   query pass 2*d*(d+2) (q_sim @ M; one of pos/neg per channel is zero, so
+//              d selected rows) + d (normalisation)
+// The exp/log feature maps are not counted.
+#include "command.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "weights/error.h"
+
+#ifndef POLA_GIT_COMMIT
+#define POLA_GIT_COMMIT "unknown"
+#endif
+
+namespace {
+
+using namespace pola::kernels;
+
+struct BenchOptions {
+  int64_t tokens = 0;
+  int heads = 8, head_dim = 64, threads = 0, runs = 5;
+  std::string isa;
+  bool json = false;
+};
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) / 1024.0; // Linux reports KiB
+}
+
+const KernelTable &pick_table(const std::string &name) {
+  if (name.empty()) return active();
+  Isa isa;
+  if (name == "scalar") isa = Isa::scalar;
+  else if (name == "avx2") isa = Isa::avx2;
+  else if (name == "avx512") isa = Isa::avx512;
+  else throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
+  const KernelTable *t = table_for(isa);
+  if (!t) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
+  return *t;
+}
+
+// Heap array of floats without value-initialisation; filled by the caller.
+std::unique_ptr<float[]> floats(int64_t n) { return std::unique_ptr<float[]>(new float[size_t(n)]); }
+
+void run_bench(const BenchOptions &o) {
+  if (o.tokens < 1) throw pola::InputError("--tokens must be >= 1");
+  if (o.heads < 1) throw pola::InputError("--heads must be >= 1");
+  if (o.head_dim < 2) throw pola::InputError("--head-dim must be >= 2");
+  if (o.runs < 1) throw pola::InputError("--runs must be >= 1");
+  if (o.threads < 0) throw pola::InputError("--threads must be >= 0 (0 = all cores)");
+  const KernelTable &table = pick_table(o.isa);
+  const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+
+  const int64_t n = o.tokens, width = int64_t(o.heads) * o.head_dim, elems = n * width;
+  auto q = floats(elems), k = floats(elems), v = floats(elems), out = floats(elems);
+  std::vector<float> inv_scale(static_cast<size_t>(width)), power(static_cast<size_t>(width));
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), sc(0.5f, 2.0f), pw(1.0f, 5.0f);
+  for (float &x : inv_scale) x = sc(rng);
+  for (float &x : power) x = pw(rng);
+  for (int64_t i = 0; i < elems; ++i) {
+    q[size_t(i)] = u(rng);
+    k[size_t(i)] = u(rng);
+    v[size_t(i)] = u(rng);
+    out[size_t(i)] = 0.0f;
+  }
+
+  PolaAttnArgs a;
+  a.n_q = n; a.n_k = n; a.heads = o.heads; a.head_dim = o.head_dim;
+  a.q = q.get(); a.ld_q = width;
+  a.k = k.get(); a.ld_k = width;
+  a.v = v.get(); a.ld_v = width;
+  a.inv_scale = inv_scale.data(); a.power = power.data();
+  a.out = out.get(); a.ld_out = width;
+  a.threads = threads;
+
+  table.pola_attention(a); // warm-up: page-in, thread pool start
+  std::vector<double> ms;
+  for (int r = 0; r < o.runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    table.pola_attention(a);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  const double d = o.head_dim;
+  const double flops = double(n) * o.heads * ((2.0 * 2 * d * d + 2 * d) + (2.0 * d * (d + 2) + d));
+  const double gflops = flops / (median * 1e-3) / 1e9;
+  const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
+  const double rss = peak_rss_mb();
+  double checksum = 0;
+  for (int64_t i = 0; i < elems; i += 997) checksum += out[size_t(i)];
+
+  if (o.json) {
+    std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
+                "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"gflops\": %.3f, "
+                "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"checksum\": %.9g, "
+                "\"commit\": \"%s\"}\n",
+                (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
+                sorted.back(), gflops, flops, rss, io_mb, checksum, POLA_GIT_COMMIT);
+  } else {
+    std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s threads=%d runs=%d commit=%s\n",
+                (long long)n, o.heads, o.head_dim, isa_name(table.isa), threads, o.runs, POLA_GIT_COMMIT);
+    std::printf("  median %.3f ms (min %.3f, max %.3f)\n", median, sorted.front(), sorted.back());
+    std::printf("  %.2f GFLOP/s (%.4g FLOP per call: key 2*2d*d+2d, query 2*d*(d+2)+d per token-head)\n",
+                gflops, flops);
+    std::printf("  peak RSS %.1f MB (q, k, v, out: %.1f MB; ratio %.3f)\n", rss, io_mb, rss / io_mb);
+  }
+}
+
+pola::app::RegisterCommand reg([](CLI::App &root) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App *c = root.add_subcommand("bench-attention",
+                                    "Time the polarity linear-attention core on random data");
+  c->add_option("--tokens", opts->tokens, "Tokens (n_q = n_k)")->required();
+  c->add_option("--heads", opts->heads, "Heads")->capture_default_str();
+  c->add_option("--head-dim", opts->head_dim, "Head dimension")->capture_default_str();
+  c->add_option("--threads", opts->threads, "Threads (0 = all cores)")->capture_default_str();
+  c->add_option("--runs", opts->runs, "Timed runs (median reported)")->capture_default_str();
+  c->add_option("--isa", opts->isa, "scalar | avx2 | avx512 (default: the active table)");
+  c->add_flag("--json", opts->json, "Print one JSON object");
+  c->callback([opts] { run_bench(*opts); });
+});
+
+} // namespace
