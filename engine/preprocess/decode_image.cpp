@@ -1,0 +1,150 @@
+// Image decoding through stb_image, with the PIL-compatibility rules listed in
+// decode_image.h. This is the one translation unit that compiles stb_image:
+// STB_IMAGE_STATIC keeps every stbi_* symbol private to this file, so another
+// library in the process that also embeds stb_image cannot clash with it.
+#include "engine/preprocess/decode_image.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "engine/preprocess/decode_pnm.h"
+#include "engine/preprocess/rgb_to_grey.h"
+#include "weights/error.h"
+
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_FAILURE_USERMSG // "Corrupt JPEG" rather than "bad huffman code"
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#endif
+#include <stb_image.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace pola::preprocess {
+namespace {
+
+[[noreturn]] void fail(const std::string &name, const std::string &what) { throw InputError(name + ": " + what); }
+
+std::string stb_reason() {
+  const char *r = stbi_failure_reason();
+  return r && *r ? r : "unknown reason";
+}
+
+struct StbFree {
+  void operator()(void *p) const { stbi_image_free(p); }
+};
+
+bool starts_with(const uint8_t *data, size_t size, const char *magic) {
+  const size_t n = std::strlen(magic);
+  return size >= n && std::memcmp(data, magic, n) == 0;
+}
+
+bool is_png(const uint8_t *data, size_t size) { return starts_with(data, size, "\x89PNG\r\n\x1a\n"); }
+
+// Width and height from a PNG's IHDR (which must be the first chunk).
+bool png_ihdr_size(const uint8_t *data, size_t size, int *w, int *h) {
+  if (!is_png(data, size) || size < 24 || std::memcmp(data + 12, "IHDR", 4) != 0) return false;
+  auto be32 = [&](size_t at) {
+    return (uint32_t(data[at]) << 24) | (uint32_t(data[at + 1]) << 16) | (uint32_t(data[at + 2]) << 8) | data[at + 3];
+  };
+  const uint32_t pw = be32(16), ph = be32(20);
+  // Beyond INT_MAX is absurd anyway; report it as the largest int.
+  *w = int(std::min<uint32_t>(pw, INT_MAX));
+  *h = int(std::min<uint32_t>(ph, INT_MAX));
+  return true;
+}
+
+// Mode "I" -> RGB in PIL: each value clipped to 0..255 and replicated.
+ImageU8 decode_grey16_clipped(const uint8_t *data, int len, const std::string &name) {
+  int w = 0, h = 0, comp = 0;
+  std::unique_ptr<stbi_us, StbFree> px(stbi_load_16_from_memory(data, len, &w, &h, &comp, 1));
+  if (!px) fail(name, "cannot decode image: " + stb_reason());
+  ImageU8 out(w, h, 3);
+  const size_t n = size_t(w) * h;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t v = px.get()[i] > 255 ? 255 : static_cast<uint8_t>(px.get()[i]);
+    out.pixels[3 * i] = out.pixels[3 * i + 1] = out.pixels[3 * i + 2] = v;
+  }
+  return out;
+}
+
+} // namespace
+
+ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::string &name, int channels,
+                                 const DecodeLimits &limits) {
+  if (channels != 1 && channels != 3) fail(name, "can only decode to 1 (grey) or 3 (RGB) channels");
+  if (size == 0) fail(name, "cannot decode image: the file is empty");
+  if (size > static_cast<size_t>(INT_MAX)) fail(name, "cannot decode image: the file is larger than 2 GiB");
+  const int len = static_cast<int>(size);
+
+  // Header only: learn the size and refuse absurd ones before anything is
+  // allocated for pixels.
+  int w = 0, h = 0, comp = 0;
+  const bool is_pnm = looks_like_binary_pnm(data, size);
+  PnmHeader pnm;
+  if (is_pnm) {
+    pnm = parse_pnm_header(data, size, name);
+    w = pnm.width;
+    h = pnm.height;
+  } else if (!stbi_info_from_memory(data, len, &w, &h, &comp)) {
+    // stb refuses a PNG whose pixels would exceed 1 GiB with the same vague
+    // "unknown type" as a text file; IHDR tells the real size, and the size
+    // check below then says what is wrong. A PNG within the limits that stb
+    // still refuses fails in the decode, with stb's reason.
+    if (!png_ihdr_size(data, size, &w, &h)) fail(name, "not an image stb_image can decode (" + stb_reason() + ")");
+  }
+  if (w <= 0 || h <= 0) fail(name, "image has an empty size " + std::to_string(w) + "x" + std::to_string(h));
+  if (w > limits.max_side || h > limits.max_side || int64_t(w) * h > limits.max_pixels)
+    fail(name, "image claims to be " + std::to_string(w) + "x" + std::to_string(h) +
+                   " pixels; refusing anything wider or taller than " + std::to_string(limits.max_side) +
+                   " or larger than " + std::to_string(limits.max_pixels) + " pixels");
+
+  ImageU8 rgb;
+  if (is_pnm) {
+    rgb = decode_pnm_rgb(data, size, pnm, name);
+  } else if (comp == 1 && stbi_is_16_bit_from_memory(data, len) && is_png(data, size)) {
+    rgb = decode_grey16_clipped(data, len, name);
+  } else {
+    int dw = 0, dh = 0, dcomp = 0;
+    // Asking stb for 3 channels drops alpha, replicates grey, expands
+    // palettes and keeps the high byte of 16-bit samples: PIL's rules.
+    std::unique_ptr<stbi_uc, StbFree> px(stbi_load_from_memory(data, len, &dw, &dh, &dcomp, 3));
+    if (!px) fail(name, "cannot decode image: " + stb_reason());
+    rgb = ImageU8(dw, dh, 3);
+    std::memcpy(rgb.pixels.data(), px.get(), rgb.pixels.size());
+  }
+  if (rgb.width != w || rgb.height != h)
+    fail(name, "decoded size " + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +
+                   " differs from the header's " + std::to_string(w) + "x" + std::to_string(h));
+  return channels == 1 ? rgb_to_grey(rgb) : rgb;
+}
+
+ImageU8 decode_image(const std::string &path, int channels, const DecodeLimits &limits) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, std::string("cannot open image: ") + std::strerror(errno));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "cannot open image: not a regular file");
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  if (end < 0) fail(path, "cannot read image (not a regular file?)");
+  if (end > INT_MAX) fail(path, "cannot decode image: the file is larger than 2 GiB");
+  in.seekg(0);
+  std::vector<uint8_t> bytes(static_cast<size_t>(end));
+  if (!bytes.empty()) in.read(reinterpret_cast<char *>(bytes.data()), end);
+  if (!in) fail(path, "read error");
+  return decode_image_from_memory(bytes.data(), bytes.size(), path, channels, limits);
+}
+
+} // namespace pola::preprocess
