@@ -65,21 +65,30 @@ class TorchCheckpoint : public Checkpoint {
     if (!ct.floating)
       throw InputError(path_ + ": tensor '" + ct.name + "' is stored as " + ct.dtype + ", expected floating point");
     const size_t esize = pickle::torch_storage_element_size(st.str);
-    const std::vector<unsigned char> &bytes = storage_bytes(st, esize);
-
     int64_t numel = 1;
     for (int64_t s : t.sizes) numel *= s; // overflow excluded by the pickle reader
+    // Check the storage against the archive before allocating anything the
+    // pickle merely claims: its entry size is bounded by the real file.
+    const std::string entry = checked_storage_entry(st, esize);
+    if (numel > st.storage_numel)
+      throw InputError(path_ + ": tensor '" + ct.name + "' is a view with more elements than its storage "
+                       "(zero strides / expanded tensor); save a contiguous copy (tensor.contiguous())");
     std::vector<float> out(static_cast<size_t>(numel));
     if (numel == 0) return out;
+    // Common case: an F32 tensor that is its storage's only, whole, contiguous
+    // view is read straight into the result, with no intermediate copy.
+    if (ct.dtype == "F32" && t.offset == 0 && numel == st.storage_numel && storage_users_[st.storage_key] == 1 &&
+        is_contiguous(t)) {
+      zip_.read_into(entry, out.data(), static_cast<uint64_t>(numel) * 4);
+      storage_users_[st.storage_key] = 0;
+      return out;
+    }
+    const std::vector<unsigned char> &bytes = storage_bytes(st, esize);
+
     // Row-major walk over the view; strides address the storage, so
     // non-contiguous views (e.g. transposes) come out contiguous.
     const size_t rank = t.sizes.size();
-    bool contiguous = true;
-    for (int64_t expect = 1, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      if (t.sizes[d] != 1 && t.strides[d] != expect) contiguous = false;
-      expect *= t.sizes[d];
-    }
-    if (contiguous) {
+    if (is_contiguous(t)) {
       if (ct.dtype == "F32") {
         std::memcpy(out.data(), bytes.data() + t.offset * 4, out.size() * 4);
       } else {
@@ -154,19 +163,36 @@ class TorchCheckpoint : public Checkpoint {
     }
   }
 
+  static bool is_contiguous(const pickle::Value &t) {
+    int64_t expect = 1;
+    for (size_t d = t.sizes.size(); d-- > 0;) {
+      if (t.sizes[d] != 1 && t.strides[d] != expect) return false;
+      expect *= t.sizes[d];
+    }
+    return true;
+  }
+
+  // The zip entry of a storage, after checking it holds exactly numel x esize bytes.
+  std::string checked_storage_entry(const pickle::Value &st, size_t esize) {
+    if (esize == 0) throw InputError(path_ + ": unsupported storage type " + st.str);
+    if (st.storage_numel > static_cast<int64_t>(UINT64_MAX / 2 / esize))
+      throw InputError(path_ + ": storage " + st.storage_key + " is implausibly large");
+    const uint64_t want = static_cast<uint64_t>(st.storage_numel) * esize;
+    const std::string entry = prefix_ + "data/" + st.storage_key;
+    if (!zip_.has(entry)) throw InputError(path_ + ": storage '" + st.storage_key + "' is missing from the archive");
+    const uint64_t have = zip_.entry_size(entry);
+    if (have != want)
+      throw InputError(path_ + ": storage '" + st.storage_key + "' holds " + std::to_string(have) +
+                       " bytes but the pickle says " + std::to_string(st.storage_numel) + " x " + std::to_string(esize));
+    return entry;
+  }
+
   // Bytes of a storage, read once and kept while other tensors still use it.
   const std::vector<unsigned char> &storage_bytes(const pickle::Value &st, size_t esize) {
     auto it = cache_.find(st.storage_key);
     if (it == cache_.end()) {
-      if (esize == 0) throw InputError(path_ + ": unsupported storage type " + st.str);
-      if (st.storage_numel > static_cast<int64_t>(UINT64_MAX / 2 / esize))
-        throw InputError(path_ + ": storage " + st.storage_key + " is implausibly large");
+      const std::string entry = checked_storage_entry(st, esize);
       const uint64_t want = static_cast<uint64_t>(st.storage_numel) * esize;
-      const std::string entry = prefix_ + "data/" + st.storage_key;
-      if (!zip_.has(entry)) throw InputError(path_ + ": storage '" + st.storage_key + "' is missing from the archive");
-      if (zip_.entry_size(entry) != want)
-        throw InputError(path_ + ": storage '" + st.storage_key + "' holds " + std::to_string(zip_.entry_size(entry)) +
-                         " bytes but the pickle says " + std::to_string(st.storage_numel) + " x " + std::to_string(esize));
       it = cache_.emplace(st.storage_key, std::vector<unsigned char>()).first;
       zip_.read(entry, &it->second, want);
     }

@@ -35,6 +35,18 @@ ZipArchive::ZipArchive(const std::string &path) : path_(path) {
   }
 }
 
+// An entry may not claim more bytes than the archive could really hold:
+// stored entries no more than the file, compressed ones a bounded ratio.
+void ZipArchive::check_plausible(const std::string &name, const zip_stat_t &sb) const {
+  const uint64_t want = sb.valid & ZIP_STAT_SIZE ? sb.size : 0;
+  const uint64_t comp = sb.valid & ZIP_STAT_COMP_SIZE ? sb.comp_size : file_size_;
+  const bool stored = (sb.valid & ZIP_STAT_COMP_METHOD) && sb.comp_method == ZIP_CM_STORE;
+  const uint64_t plausible = stored ? file_size_ : comp * kMaxCompressionRatio + (1u << 20);
+  if (want > plausible || comp > file_size_)
+    throw InputError(path_ + ": archive entry '" + name + "' claims " + std::to_string(want) +
+                     " bytes, implausible for a " + std::to_string(file_size_) + "-byte file (corrupt archive?)");
+}
+
 ZipArchive::~ZipArchive() {
   if (zip_) zip_discard(zip_);
 }
@@ -60,6 +72,7 @@ uint64_t ZipArchive::entry_size(const std::string &name) const {
   zip_stat_init(&sb);
   if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
     throw InputError(path_ + ": cannot read the size of archive entry '" + name + "'");
+  check_plausible(name, sb);
   return sb.size;
 }
 
@@ -71,24 +84,28 @@ void ZipArchive::read(const std::string &name, std::vector<unsigned char> *out, 
   if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0)
     throw InputError(path_ + ": cannot stat archive entry '" + name + "'");
   const uint64_t want = sb.valid & ZIP_STAT_SIZE ? sb.size : 0;
-  const uint64_t comp = sb.valid & ZIP_STAT_COMP_SIZE ? sb.comp_size : file_size_;
-  const bool stored = (sb.valid & ZIP_STAT_COMP_METHOD) && sb.comp_method == ZIP_CM_STORE;
   if ((sb.valid & ZIP_STAT_ENCRYPTION_METHOD) && sb.encryption_method != ZIP_EM_NONE)
     throw InputError(path_ + ": archive entry '" + name + "' is encrypted");
   if (want > max_bytes)
     throw InputError(path_ + ": archive entry '" + name + "' is " + std::to_string(want) + " bytes, more than the " +
                      std::to_string(max_bytes) + " allowed for it");
-  const uint64_t plausible = stored ? file_size_ : comp * kMaxCompressionRatio + (1u << 20);
-  if (want > plausible || comp > file_size_)
-    throw InputError(path_ + ": archive entry '" + name + "' claims " + std::to_string(want) +
-                     " bytes, implausible for a " + std::to_string(file_size_) + "-byte file (corrupt archive?)");
+  check_plausible(name, sb);
   out->resize(want);
+  read_into(name, out->data(), want);
+}
+
+void ZipArchive::read_into(const std::string &name, void *dst, uint64_t want) const {
+  zip_int64_t idx = locate(name);
+  if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
+  if (want > file_size_ * kMaxCompressionRatio + (1u << 20))
+    throw InputError(path_ + ": archive entry '" + name + "' is implausibly large");
   std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> f(zip_fopen_index(zip_, static_cast<zip_uint64_t>(idx), 0),
                                                         zip_fclose);
   if (!f) throw InputError(path_ + ": cannot open archive entry '" + name + "': " + zip_strerror(zip_));
+  auto *out = static_cast<unsigned char *>(dst);
   uint64_t got = 0;
   while (got < want) {
-    zip_int64_t r = zip_fread(f.get(), out->data() + got, want - got);
+    zip_int64_t r = zip_fread(f.get(), out + got, want - got);
     if (r < 0) throw InputError(path_ + ": error reading archive entry '" + name + "': " + zip_file_strerror(f.get()));
     if (r == 0) break;
     got += static_cast<uint64_t>(r);

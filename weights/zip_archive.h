@@ -8,6 +8,7 @@
 #include <vector>
 
 struct zip;
+struct zip_stat;
 
 namespace pola::weights {
 
@@ -27,9 +28,13 @@ class ZipArchive {
   // Reads a whole entry into `out` (resized). Refuses entries whose stated
   // size exceeds `max_bytes` or is implausible for the archive's size.
   void read(const std::string &name, std::vector<unsigned char> *out, uint64_t max_bytes) const;
+  // Reads a whole entry of exactly `bytes` bytes into `dst` (the caller has
+  // checked entry_size(name) == bytes); saves a copy for large tensors.
+  void read_into(const std::string &name, void *dst, uint64_t bytes) const;
 
  private:
   int64_t locate(const std::string &name) const;
+  void check_plausible(const std::string &name, const struct zip_stat &sb) const;
   std::string path_;
   uint64_t file_size_ = 0;
   struct zip *zip_ = nullptr;

@@ -1,0 +1,117 @@
+// Config detection from shapes: every preset and some custom layouts round-trip
+// through expected_tensors() -> detect_config(); wrong layouts are refused.
+#include <doctest/doctest.h>
+
+#include "weights/config_detect.h"
+#include "weights/error.h"
+#include "weights/model_config.h"
+#include "weights/tensor_check.h"
+
+using pola::InputError;
+using namespace pola::weights;
+
+namespace {
+
+ShapeMap shapes_of(const ModelConfig &c, bool with_buffers = true) {
+  ShapeMap m;
+  for (const auto &t : expected_tensors(c))
+    if (with_buffers || t.use != TensorSpec::Use::Dropped) m[t.name] = t.shape;
+  return m;
+}
+
+void round_trip(const ModelConfig &c, bool with_buffers = true) {
+  ModelConfig d = detect_config(shapes_of(c, with_buffers), "test");
+  auto diffs = config_differences(c, d);
+  std::string all;
+  for (const auto &x : diffs) all += x + "; ";
+  CHECK_MESSAGE(diffs.empty(), all);
+}
+
+} // namespace
+
+TEST_CASE("every preset is detected from its tensor shapes") {
+  CHECK(presets().size() == 8);
+  for (const auto &p : presets()) {
+    CAPTURE(p.first);
+    round_trip(p.second);
+    round_trip(p.second, /*with_buffers=*/false);
+    CHECK(arch_name(detect_config(shapes_of(p.second), "t")) == p.first);
+  }
+}
+
+TEST_CASE("preset parameter counts match SPEC section 1") {
+  auto params = [](const char *name) {
+    int64_t n = 0;
+    for (const auto &t : expected_tensors(*find_preset(name))) {
+      if (t.use == TensorSpec::Use::Dropped) continue;
+      int64_t e = 1;
+      for (int64_t d : t.shape) e *= d;
+      n += e;
+    }
+    return static_cast<double>(n) / 1e6;
+  };
+  // SPEC: 12.9 M, 23.2 M, 29.3 M, 50.6 M (PVT counts include the unused final norm).
+  CHECK(params("pola_pvt_tiny") == doctest::Approx(12.9).epsilon(0.01));
+  CHECK(params("pola_pvt_small") == doctest::Approx(23.2).epsilon(0.01));
+  CHECK(params("pola_swin_t") == doctest::Approx(29.3).epsilon(0.01));
+  CHECK(params("pola_swin_s") == doctest::Approx(50.6).epsilon(0.01));
+}
+
+TEST_CASE("custom layouts: windows, spatial reduction, odd patch sizes, mixed attention") {
+  ModelConfig sw = *find_preset("pola_swin_t");
+  sw.embed_dims = {24, 48, 96, 192};
+  sw.num_heads = {3, 2, 3, 4};
+  sw.depths = {2, 2, 2, 2};
+  sw.img_size = 96;
+  sw.window_size = 6;
+  sw.window_size_softmax = 3;
+  sw.num_classes = 23;
+  round_trip(sw);
+  sw.attn_types = {"S", "L", "L", "S"};
+  sw.window_size = 4;
+  sw.window_size_softmax = 4;
+  sw.img_size = 64;
+  round_trip(sw);
+
+  ModelConfig pv = *find_preset("pola_pvt_tiny");
+  pv.img_size = 72;
+  pv.embed_dims = {32, 48, 96, 64};
+  pv.num_heads = {1, 3, 2, 2};
+  pv.patch_sizes = {4, 1, 1, 2};
+  pv.sr_ratios = {2, 3, 2, 1};
+  pv.mlp_ratios = {2, 1.5, 2, 2};
+  pv.in_chans = 1;
+  round_trip(pv);
+}
+
+TEST_CASE("non-PolaFormer layouts are refused") {
+  CHECK_THROWS_AS(detect_config({}, "t"), InputError);
+  CHECK_THROWS_WITH_AS(detect_config({{"conv1.weight", {64, 3, 7, 7}}, {"fc.weight", {1000, 512}}}, "t"),
+                       doctest::Contains("not a PolaFormer"), InputError);
+  // A plain Swin (softmax attention everywhere) is not PolaFormer.
+  ModelConfig sw = *find_preset("pola_swin_t");
+  sw.attn_types = {"S", "S", "S", "S"};
+  CHECK_THROWS_WITH_AS(detect_config(shapes_of(sw), "t"), doctest::Contains("plain Swin"), InputError);
+  // Missing detection inputs name the tensor.
+  ShapeMap m = shapes_of(*find_preset("pola_pvt_tiny"));
+  m.erase("block2.0.attn.power");
+  CHECK_THROWS_WITH_AS(detect_config(m, "t"), doctest::Contains("block2.0.attn.power"), InputError);
+}
+
+TEST_CASE("tensor check lists missing, extra and mis-shaped tensors") {
+  const ModelConfig &c = *find_preset("pola_swin_t");
+  ShapeMap m = shapes_of(c);
+  m.erase("head.bias");
+  m["layers.0.blocks.0.attn.qkvg.weight"] = {384, 95};
+  m["cls_token"] = {1, 1, 96};
+  TensorCheck r = check_tensors(m, expected_tensors(c), true);
+  REQUIRE(r.missing.size() == 1);
+  REQUIRE(r.extra.size() == 1);
+  REQUIRE(r.misshaped.size() == 1);
+  std::string d = r.describe();
+  CHECK(d.find("head.bias") != std::string::npos);
+  CHECK(d.find("cls_token") != std::string::npos);
+  CHECK(d.find("(384, 95), expected (384, 96)") != std::string::npos);
+  // Model files must not carry the recomputable buffers.
+  CHECK_FALSE(check_tensors(shapes_of(c), expected_tensors(c), false).ok());
+}
