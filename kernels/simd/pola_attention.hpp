@@ -16,12 +16,15 @@
 // both are KV/n and ksum/n, applied once when the query state is built.
 //
 // Query side, one pass over q. q_opp is q_sim with its halves swapped, and
-// q_opp @ X == q_sim @ swap_rows(X), so one (2d) x (d+2) state per head
-//     M = [KV1 | swap_rows(KV2) | kmean | swap(kmean)] / n
-// gives every output of a token from out = q_sim @ M:
+// q_opp @ X == q_sim @ swap_rows(X), so the (2d) x (d+2) state per head
+//     [KV1 | swap_rows(KV2) | kmean | swap(kmean)] / n
+// gives every output of a token from out = q_sim @ state:
 //     x_sim = out[:d/2] / (out[d] + 1e-6),  x_opp = out[d/2:d] / (out[d+1] + 1e-6).
 // For each channel j exactly one of pos(q'_j), neg(q'_j) is non-zero, so
-// out = sum_j |q'_j|^p_j * M[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
+// out = sum_j |q'_j|^p_j * state[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
+// The two kmean columns are done as vector dot products while the features
+// are computed, so the FMA part works on M = the first d columns only (d
+// padded to the vector width instead of d + 2: 4 AVX-512 vectors, not 5, at d = 64).
 #pragma once
 
 #include <algorithm>
@@ -45,8 +48,8 @@ constexpr float kDenominatorEps = 1e-6f;
 template <class A> struct Tiles {
   static constexpr int kv_rows = kRegisters<A> == 32 ? 6 : 4; // KV rows per tile
   static constexpr int kv_vecs = kRegisters<A> == 32 ? 4 : 3; // KV column vectors per tile
-  static constexpr int q_tokens = 2;                          // query tokens per tile
-  static constexpr int q_vecs = 6;                            // M column vectors per tile
+  static constexpr int q_tokens = 2;                            // query tokens per tile
+  static constexpr int q_vecs = 6;                              // M column vectors per tile
 };
 
 // Padded sizes of one head's buffers (all multiples of the vector width).
@@ -54,12 +57,13 @@ template <class A> struct Layout {
   int d, half;
   int64_t dp;      // padded v / KV row width
   int64_t p2;      // padded phi row width (2d)
-  int64_t mp;      // padded M row width (d + 2)
+  int64_t mp;      // padded M row width (d)
   int64_t state;   // floats of one head's chunk state: KV (2d x dp) + ksum (p2)
+  int64_t qstate;  // floats of one head's query state: M (2d x mp) + kmean (p2)
   explicit Layout(int head_dim)
       : d(head_dim), half(head_dim / 2), dp(round_up_lanes<A>(head_dim)),
-        p2(round_up_lanes<A>(2 * head_dim)), mp(round_up_lanes<A>(head_dim + 2)),
-        state(2 * head_dim * dp + p2) {}
+        p2(round_up_lanes<A>(2 * head_dim)), mp(dp), state(2 * head_dim * dp + p2),
+        qstate(2 * head_dim * mp + p2) {}
 };
 
 // One phi row: pos part at [0, d), neg part at [d, 2d); pads stay zero.
@@ -160,19 +164,20 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
   }
 }
 
-// Builds M (2d x mp) for one head from its summed state, scaled by 1/n.
+// Builds one head's query state from its summed key state, scaled by 1/n:
+// M (2d x mp) = [KV1 | swap_rows(KV2)] / n, then kmean (2d) = ksum / n.
 template <class A>
 void build_query_state(const Layout<A> &lay, const float *kv, float inv_n, float *m) {
   const int d = lay.d, half = lay.half;
   const float *ksum = kv + 2 * d * lay.dp;
+  float *kmean = m + 2 * d * lay.mp;
   for (int r = 0; r < 2 * d; ++r) {
     const int sw = (r + d) % (2 * d); // the row q_opp pairs with
     float *row = m + r * lay.mp;
     for (int c = 0; c < half; ++c) row[c] = kv[r * lay.dp + c] * inv_n;
     for (int c = half; c < d; ++c) row[c] = kv[sw * lay.dp + c] * inv_n;
-    row[d] = ksum[r] * inv_n;
-    row[d + 1] = ksum[sw] * inv_n;
-    for (int64_t c = d + 2; c < lay.mp; ++c) row[c] = 0.0f;
+    for (int64_t c = d; c < lay.mp; ++c) row[c] = 0.0f;
+    kmean[r] = ksum[r] * inv_n;
   }
 }
 
@@ -208,15 +213,27 @@ inline void query_token_group(const float *mag, const int32_t *off, int d, const
 }
 
 // Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
-// q rows are read whole (all heads) and out rows written whole, in memory order.
+// q rows are read whole (all heads) and out rows written whole, in memory
+// order. The denominators q_sim . kmean and q_opp . kmean come with the
+// features: for channel j, q_sim selects kmean[j] (pos) or kmean[d + j] (neg)
+// and q_opp the other one.
+// Per-thread scratch of query_block, allocated once per call and thread.
+template <class A> struct QueryScratch {
+  ScratchBuffer mag, offs, ob, den;
+  QueryScratch(const Layout<A> &lay, int heads)
+      : mag(heads * kQueryBlock * lay.d), offs(heads * kQueryBlock * lay.d),
+        ob(heads * kQueryBlock * lay.mp), den(heads * kQueryBlock * 2) {}
+};
+
 template <class A>
 void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
-                 int64_t t1) {
+                 int64_t t1, QueryScratch<A> &scratch) {
+  using I = xsimd::batch<int32_t, A>;
   constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens;
   const int d = lay.d, half = lay.half, heads = a.heads;
   const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp;
-  ScratchBuffer mag(heads * feat_head), offs(heads * feat_head), ob(heads * ob_head);
-  int32_t *off_all = reinterpret_cast<int32_t *>(offs.data);
+  ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
+  int32_t *off_all = reinterpret_cast<int32_t *>(scratch.offs.data);
   alignas(64) float lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = float(i);
   const Vec<A> lanes = Vec<A>::load_aligned(lane_index), zero(0.0f);
@@ -224,22 +241,36 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
       const float *q = a.q + (t0 + t) * a.ld_q + c0;
+      const float *kmean = states_m + h * lay.qstate + 2 * d * lay.mp;
       float *mg = mag.data + h * feat_head + t * d;
       int32_t *off = off_all + h * feat_head + t * d;
+      Vec<A> den_sim(0.0f), den_opp(0.0f);
       for (int j = 0; j < d; j += L) {
         const int n = std::min(L, d - j);
         const Vec<A> u = load_first<A>(q + j, n) * load_first<A>(a.inv_scale + c0 + j, n);
-        store_first<A>(mg + j, abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)), n);
+        const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
+        store_first<A>(mg + j, m, n);
+        const auto neg = u < zero;
         // Row of M this channel selects: j for pos(q'), d + j for neg(q').
-        const Vec<A> row = xsimd::select(u < zero, lanes + Vec<A>(float(j + d)), lanes + Vec<A>(float(j)));
-        alignas(64) float rows[L];
-        row.store_aligned(rows);
-        for (int i = 0; i < n; ++i) off[j + i] = int32_t(rows[i]) * int32_t(lay.mp);
+        const I row = xsimd::to_int(xsimd::select(neg, lanes + Vec<A>(float(j + d)), lanes + Vec<A>(float(j))));
+        const I row_off = row * I(int32_t(lay.mp));
+        if (n == L) {
+          row_off.store_unaligned(off + j);
+        } else {
+          alignas(64) int32_t tmp[L];
+          row_off.store_aligned(tmp);
+          for (int i = 0; i < n; ++i) off[j + i] = tmp[i];
+        }
+        const Vec<A> km_pos = load_first<A>(kmean + j, n), km_neg = load_first<A>(kmean + d + j, n);
+        den_sim = xsimd::fma(m, xsimd::select(neg, km_neg, km_pos), den_sim);
+        den_opp = xsimd::fma(m, xsimd::select(neg, km_pos, km_neg), den_opp);
       }
+      den.data[(h * kQueryBlock + t) * 2] = xsimd::hadd(den_sim);
+      den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
     }
   }
   for (int h = 0; h < heads; ++h) {
-    const float *m = states_m + h * 2 * d * lay.mp;
+    const float *m = states_m + h * lay.qstate;
     const float *mg = mag.data + h * feat_head;
     const int32_t *off = off_all + h * feat_head;
     float *o = ob.data + h * ob_head;
@@ -251,7 +282,8 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const float *o = ob.data + h * ob_head + t * lay.mp;
-      const Vec<A> f_sim(1.0f / (o[d] + kDenominatorEps)), f_opp(1.0f / (o[d + 1] + kDenominatorEps));
+      const float *dn = den.data + (h * kQueryBlock + t) * 2;
+      const Vec<A> f_sim(1.0f / (dn[0] + kDenominatorEps)), f_opp(1.0f / (dn[1] + kDenominatorEps));
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += L) {
         const Vec<A> f = xsimd::select(lanes + Vec<A>(float(c)) < Vec<A>(float(half)), f_sim, f_opp);
@@ -279,7 +311,7 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
     key_chunk<A>(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, states.data + c * per_chunk);
 
   // Fold chunk partials in chunk order, then build each head's query state.
-  ScratchBuffer m(int64_t(a.heads) * 2 * d * lay.mp);
+  ScratchBuffer m(int64_t(a.heads) * lay.qstate);
   const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
 #pragma omp parallel for num_threads(threads) if (threads > 1 && a.heads > 1) schedule(static, 1)
   for (int h = 0; h < a.heads; ++h) {
@@ -289,14 +321,18 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
       for (int64_t i = 0; i < lay.state; i += kLanes<A>)
         (Vec<A>::load_aligned(acc + i) + Vec<A>::load_aligned(part + i)).store_aligned(acc + i);
     }
-    build_query_state<A>(lay, acc, inv_n, m.data + h * 2 * d * lay.mp);
+    build_query_state<A>(lay, acc, inv_n, m.data + h * lay.qstate);
   }
 
   // Query side: independent token blocks.
   const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(dynamic, 4)
-  for (int64_t b = 0; b < blocks; ++b)
-    query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock));
+#pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
+  {
+    QueryScratch<A> scratch(lay, a.heads);
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t b = 0; b < blocks; ++b)
+      query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), scratch);
+  }
 }
 
 } // namespace pola::kernels::simd
