@@ -65,6 +65,26 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
                      token_view(dst, plan.batch));
 }
 
+void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                    const ops::PatchGrid &grid, const float *const *src_ptr, const Rows *src_rows,
+                    const Rows &dst) {
+  const int64_t p = grid.patch, k = grid.row_width(), rows = grid.batch * grid.out_h() * grid.out_w();
+  ops::LinearParams lp;
+  lp.in = k;
+  lp.out = dst.cols;
+  lp.weight = ctx.weights.get(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
+  lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
+  auto *op = ctx.make<ops::Linear>(lp, ops::LinearShape{rows, k, dst.ld, false, false});
+  Rows patches = reserve_rows(ctx, "patches", rows, k);
+  Plan &plan = ctx.plan;
+  Rows src_copy = src_rows ? *src_rows : Rows{};
+  plan.graph.add(name + ".patchify", [=, &plan] {
+    ops::patchify(grid, src_ptr ? *src_ptr : src_copy.ptr(), patches.ptr(), plan.threads);
+  });
+  plan.graph.add(name, [op, patches, dst, &plan] { op->run(plan.stream, patches.ptr(), dst.ptr()); },
+                 token_view(dst, plan.batch));
+}
+
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
                    const Rows &dst, float eps, bool report_output) {
   const float *gamma = ctx.weights.get(prefix + ".weight", {src.cols});

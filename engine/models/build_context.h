@@ -8,6 +8,7 @@
 
 #include "engine/model_config.h"
 #include "engine/ops/linear.h"
+#include "engine/ops/patchify.h"
 #include "engine/plan.h"
 #include "engine/weight_store.h"
 
@@ -52,6 +53,14 @@ void add_linear(BuildContext &ctx, const std::string &name, const std::string &p
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
                      int64_t full_out, const std::vector<std::pair<int64_t, int64_t>> &row_ranges,
                      const Rows &src, const Rows &dst);
+
+// Adds node `name`: a convolution whose kernel equals its stride (patch
+// embedding, spatial reduction) with weights `prefix.weight` (out, in, p, p)
+// and `prefix.bias`, computed as patch rows times the flattened weights.
+// `src` is the image (first stage: the plan's NCHW input) or token rows.
+void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                    const ops::PatchGrid &grid, const float *const *src_ptr, const Rows *src_rows,
+                    const Rows &dst);
 
 // Adds node `name`: dst = LayerNorm(src) with `prefix.weight/bias`.
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "engine/models/builders.h"
-#include "engine/ops/conv2d.h"
 #include "engine/ops/token_ops.h"
 #include "kernels/kernels.h"
 
@@ -28,14 +27,9 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   Rows kv_src = xn;
   if (sr > 1) {
     // Spatial reduction: conv r x r stride r on the normed tokens, then LayerNorm.
-    ops::Conv2dShape cs;
-    cs.batch = B; cs.in_ch = C; cs.in_h = res; cs.in_w = res; cs.out_ch = C;
-    cs.kernel = sr; cs.stride = sr;
-    auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get(pre + ".attn.sr.weight", {C, C, sr, sr}),
-                                       ctx.weights.get(pre + ".attn.sr.bias", {C}));
     Rows reduced = reserve_rows(ctx, "sr_out", B * n, C);
-    plan.graph.add(pre + ".attn.sr", [conv, xn, reduced, &plan] { conv->run(plan.stream, xn.ptr(), reduced.ptr()); },
-                   token_view(reduced, B));
+    ops::PatchGrid grid{B, C, res, res, sr, false};
+    add_patch_conv(ctx, pre + ".attn.sr", pre + ".attn.sr", grid, nullptr, &xn, reduced);
     kv_src = reserve_rows(ctx, "sr_norm", B * n, C);
     add_layernorm(ctx, pre + ".attn.norm", pre + ".attn.norm", reduced, kv_src, kEmbedEps, true);
   }
@@ -81,17 +75,10 @@ void build_pvt(BuildContext &ctx) {
     const std::string i = std::to_string(si + 1);
     const int64_t C = s.dim, r = res[si], M = B * r * r;
 
-    ops::Conv2dShape cs;
-    cs.batch = B; cs.in_ch = prev_ch; cs.in_h = prev_res; cs.in_w = prev_res; cs.out_ch = C;
-    cs.kernel = s.patch; cs.stride = s.patch; cs.src_nchw = (si == 0);
-    auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get("patch_embed" + i + ".proj.weight", {C, prev_ch, s.patch, s.patch}),
-                                       ctx.weights.get("patch_embed" + i + ".proj.bias", {C}));
     Rows embedded = reserve_rows(ctx, "embed", M, C);
-    Rows prev = x;
-    bool first = (si == 0);
-    plan.graph.add("patch_embed" + i + ".proj", [conv, prev, embedded, first, &plan] {
-      conv->run(plan.stream, first ? plan.input : prev.ptr(), embedded.ptr());
-    }, token_view(embedded, B));
+    ops::PatchGrid grid{B, prev_ch, prev_res, prev_res, s.patch, si == 0};
+    if (si == 0) add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, &plan.input, nullptr, embedded);
+    else add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &x, embedded);
     // Alternate the residual stream between two slots: the next stage's
     // patch embedding reads this stage's tokens while writing its own.
     x = reserve_rows(ctx, si % 2 ? "x_odd" : "x_even", M, C);

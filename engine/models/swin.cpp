@@ -6,7 +6,6 @@
 
 #include "engine/models/builders.h"
 #include "engine/models/swin_tables.h"
-#include "engine/ops/conv2d.h"
 #include "engine/ops/patch_merge.h"
 #include "engine/ops/token_ops.h"
 #include "engine/ops/window_partition.h"
@@ -128,14 +127,9 @@ void build_swin(BuildContext &ctx) {
   const auto res = stage_resolutions(cfg);
   const int64_t C0 = cfg.stages[0].dim, R = res[0];
 
-  ops::Conv2dShape cs;
-  cs.batch = B; cs.in_ch = cfg.in_chans; cs.in_h = cfg.img_size; cs.in_w = cfg.img_size; cs.out_ch = C0;
-  cs.kernel = p; cs.stride = p; cs.src_nchw = true;
-  auto *conv = ctx.make<ops::Conv2d>(cs, ctx.weights.get("patch_embed.proj.weight", {C0, cfg.in_chans, p, p}),
-                                     ctx.weights.get("patch_embed.proj.bias", {C0}));
   Rows embedded = reserve_rows(ctx, "embed", B * R * R, C0);
-  plan.graph.add("patch_embed.proj", [conv, embedded, &plan] { conv->run(plan.stream, plan.input, embedded.ptr()); },
-                 token_view(embedded, B));
+  ops::PatchGrid grid{B, cfg.in_chans, cfg.img_size, cfg.img_size, p, true};
+  add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, &plan.input, nullptr, embedded);
   Rows x = reserve_rows(ctx, "x", B * R * R, C0);
   add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
 
