@@ -57,6 +57,12 @@ Problem make_problem(int64_t nq, int64_t nk, int h, int d, bool pos, int signs, 
   // The exponent range's ends, exactly.
   p.power[0] = 1.0f;
   p.power[p.power.size() - 1] = 5.0f;
+  // Near-zero query rows, where q_sim . kmean is comparable to the 1e-6 that
+  // the spec adds to it (so a wrong or misplaced eps shows).
+  for (int64_t t = 1; t < nq; t += 4) {
+    const float tiny = std::pow(10.0f, -float(5 + (t / 4) % 3));
+    for (int64_t c = 0; c < p.q.cols; ++c) p.q.at(t, c) *= tiny;
+  }
   if (signs != 0) {
     for (auto &x : p.q.data) if (!std::isnan(x)) x = std::fabs(x);
     for (auto &x : p.k.data) if (!std::isnan(x)) x = -std::fabs(x) - 1.0f; // stays < 0 after pos_enc
@@ -175,7 +181,7 @@ std::vector<double> explicit_form(const Problem &p) {
 
 // fp32 error budget relative to the oracle's error scale: pow via exp/log
 // (|p log u| ulps) plus blocked sums over n_k terms.
-double tolerance_factor(int64_t n_k) { return 128.0 + double(n_k) / 16.0; }
+double tolerance_factor(int64_t n_k) { return 32.0 + double(n_k) / 64.0; }
 
 struct RunResult {
   Strided out;
