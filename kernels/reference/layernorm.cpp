@@ -8,7 +8,7 @@ namespace pola::kernels::reference {
 
 void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
                const float *gamma, const float *beta, float eps, int threads) {
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1) schedule(static)
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * ld_x;
     float *yr = y + r * ld_y;

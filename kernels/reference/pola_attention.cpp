@@ -61,10 +61,10 @@ HeadState key_state(const PolaAttnArgs &a, int head) {
 void pola_attention(const PolaAttnArgs &a) {
   const int d = a.head_dim, half = d / 2;
   std::vector<HeadState> states(a.heads);
-#pragma omp parallel for num_threads(a.threads) if (a.threads > 1 && a.heads > 1) schedule(static, 1)
+#pragma omp parallel for num_threads(a.threads > 1 ? a.threads : 1) if (a.threads > 1 && a.heads > 1) schedule(static, 1)
   for (int h = 0; h < a.heads; ++h) states[h] = key_state(a, h);
 
-#pragma omp parallel for num_threads(a.threads) if (a.threads > 1) schedule(static)
+#pragma omp parallel for num_threads(a.threads > 1 ? a.threads : 1) if (a.threads > 1) schedule(static)
   for (int64_t t = 0; t < a.n_q; ++t) {
     std::vector<double> q_sim(2 * d);
     for (int h = 0; h < a.heads; ++h) {

@@ -11,7 +11,7 @@ void window_attention(const WindowAttnArgs &a) {
   const int t = a.tokens, d = a.head_dim;
   const int64_t width = int64_t(a.heads) * d;
   const int64_t items = a.windows * a.heads;
-#pragma omp parallel for num_threads(a.threads) if (a.threads > 1 && items > 1) schedule(static)
+#pragma omp parallel for num_threads(a.threads > 1 ? a.threads : 1) if (a.threads > 1 && items > 1) schedule(static)
   for (int64_t item = 0; item < items; ++item) {
     const int64_t w = item / a.heads;
     const int h = int(item % a.heads);

@@ -11,7 +11,7 @@ template <class A> void gelu(float *x, int64_t n, int threads) {
   constexpr int L = kLanes<A>;
   constexpr int64_t kBlock = 4096; // elements per parallel work item
   const int64_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && blocks > 1) schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = (b + 1) * kBlock < n ? (b + 1) * kBlock : n;
     for (int64_t i = b * kBlock; i < end; i += L) {

@@ -31,7 +31,7 @@ void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t row
   constexpr int L = kLanes<A>;
   alignas(64) float lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = float(i);
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1) schedule(static)
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * ld_x;
     float *yr = y + r * ld_y;

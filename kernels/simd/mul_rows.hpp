@@ -11,7 +11,7 @@ template <class A>
 void mul_rows(float *y, int64_t ld_y, const float *g, int64_t ld_g, int64_t rows, int64_t cols,
               int threads) {
   constexpr int L = kLanes<A>;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && rows > 1) schedule(static)
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     float *yr = y + r * ld_y;
     const float *gr = g + r * ld_g;

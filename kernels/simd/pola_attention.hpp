@@ -25,6 +25,15 @@
 // The two kmean columns are done as vector dot products while the features
 // are computed, so the FMA part works on M = the first d columns only (d
 // padded to the vector width instead of d + 2: 4 AVX-512 vectors, not 5, at d = 64).
+//
+// Why the key side stays a dense 2d x d GEMM although half of phi_k is zero:
+// the zero half differs per (token, channel), so register tiles cannot skip
+// it; scattering each non-zero into its KV row in L1 halves the FMAs but is
+// bound by vector stores and measured slower.
+//
+// Extra memory, independent of N: min(32, ceil(n_k / 1024)) chunk partials of
+// heads x (2d x d_pad + 2d) floats (8.5 MB at 8 heads, d = 64), the query
+// state heads x (2d x d_pad + 2d), and per-thread block scratch (~0.5 MB).
 #pragma once
 
 #include <algorithm>
@@ -299,7 +308,7 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
   using namespace pola_detail;
   if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
   const Layout<A> lay(a.head_dim);
-  const int d = lay.d, threads = std::max(1, a.threads);
+  const int threads = std::max(1, a.threads);
 
   // Key side: chunk count depends only on n_k, so sums are thread-independent.
   const int64_t chunks =
