@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "engine/preprocess/decode_pnm.h"
+#include "engine/preprocess/gif_first_frame.h"
 #include "engine/preprocess/rgb_to_grey.h"
 #include "weights/error.h"
 
@@ -117,13 +118,19 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   } else if (comp == 1 && stbi_is_16_bit_from_memory(data, len) && is_png(data, size)) {
     rgb = decode_grey16_clipped(data, len, name);
   } else {
+    // GIF: 4 channels, because stb's alpha marks the pixels it left blank
+    // that PIL paints (gif_first_frame.h). Everything else: asking stb for 3
+    // channels drops alpha, replicates grey, expands palettes and keeps the
+    // high byte of 16-bit samples, which are PIL's rules.
+    GifFirstFrame gif;
+    const bool fix_gif = read_gif_first_frame(data, size, &gif);
+    const int want = fix_gif ? 4 : 3;
     int dw = 0, dh = 0, dcomp = 0;
-    // Asking stb for 3 channels drops alpha, replicates grey, expands
-    // palettes and keeps the high byte of 16-bit samples: PIL's rules.
-    std::unique_ptr<stbi_uc, StbFree> px(stbi_load_from_memory(data, len, &dw, &dh, &dcomp, 3));
+    std::unique_ptr<stbi_uc, StbFree> px(stbi_load_from_memory(data, len, &dw, &dh, &dcomp, want));
     if (!px) fail(name, "cannot decode image: " + stb_reason());
-    rgb = ImageU8(dw, dh, 3);
-    std::memcpy(rgb.pixels.data(), px.get(), rgb.pixels.size());
+    ImageU8 decoded(dw, dh, want);
+    std::memcpy(decoded.pixels.data(), px.get(), decoded.pixels.size());
+    rgb = fix_gif ? gif_rgba_to_pil_rgb(decoded, gif) : std::move(decoded);
   }
   if (rgb.width != w || rgb.height != h)
     fail(name, "decoded size " + std::to_string(rgb.width) + "x" + std::to_string(rgb.height) +

@@ -7,7 +7,7 @@
 //     the same);
 //   - grey: replicated into R, G and B;
 //   - palette (PNG, GIF, BMP): looked up; a transparent entry keeps its colour
-//     (except GIF, see below);
+//     (GIF needs help for that, see gif_first_frame.h);
 //   - 16-bit PNG with colour or alpha: the high byte of each sample (PIL opens
 //     these as RGB/RGBA through a "16B" raw mode that keeps the high byte);
 //   - 16-bit grey PNG: PIL opens it in mode "I" (32-bit integers)
@@ -20,8 +20,7 @@
 //
 // Known differences from PIL (see engine/preprocess/README.md): JPEG (stb's
 // IDCT, chroma upsampling and YCbCr rounding differ from libjpeg-turbo by a
-// level here and there), GIF transparent pixels (stb: black, PIL: palette
-// colour), CMYK JPEG, HDR/PIC (PIL cannot open them at all), plain (ASCII)
+// level here and there), CMYK JPEG, HDR/PIC (PIL cannot open them at all), plain (ASCII)
 // PNM (stb cannot). Binary PGM/PPM are decoded by decode_pnm.h, not stb.
 #pragma once
 

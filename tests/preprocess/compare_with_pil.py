@@ -18,6 +18,7 @@ Usage: compare_with_pil.py --pola build/apps/pola [--keep DIR] [--bound 0.01]
 """
 import argparse
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -52,6 +53,36 @@ def png_bytes(samples, bit_depth, color_type):
 
     ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
+
+
+def gif_bytes(screen, frame_box, indices, local_palette, global_palette, transparent, bg_index):
+    """GIF89a whose first frame covers only frame_box of the screen, with its own
+    palette and a transparent index: the cases where stb and PIL disagree unless
+    the decoder repaints (engine/preprocess/gif_first_frame.h). LZW data is
+    written as 9-bit literal codes with a clear code every 250 pixels, so the
+    code width never grows: valid, if uncompressed, GIF."""
+    left, top, w, h = frame_box
+    codes = []
+    flat = indices.reshape(-1).tolist()
+    for i in range(0, len(flat), 250):
+        codes += [256] + flat[i : i + 250]
+    codes.append(257)
+    acc = nbits = 0
+    lzw = bytearray()
+    for c in codes:
+        acc |= c << nbits
+        nbits += 9
+        while nbits >= 8:
+            lzw.append(acc & 0xFF)
+            acc >>= 8
+            nbits -= 8
+    if nbits:
+        lzw.append(acc)
+    blocks = b"".join(bytes([len(lzw[i : i + 255])]) + bytes(lzw[i : i + 255]) for i in range(0, len(lzw), 255))
+    out = b"GIF89a" + struct.pack("<HHBBB", screen[0], screen[1], 0xF7, bg_index, 0) + bytes(global_palette)
+    out += b"\x21\xf9\x04\x01\x00\x00" + bytes([transparent]) + b"\x00"
+    out += b"\x2c" + struct.pack("<HHHHB", left, top, w, h, 0x87) + bytes(local_palette)
+    return out + b"\x08" + blocks + b"\x00\x3b"
 
 
 def to16(a8, seed):
@@ -97,6 +128,20 @@ def make_images(d):
     # the values low enough that the picture survives partly.
     save_bytes("camera_grey16.png", png_bytes(camera.astype(np.uint32) * 2, 16, 0))
     save("rocket_palette.gif", Image.fromarray(rocket).quantize(256), True)
+    # Transparent index in the picture: PIL shows its palette colour.
+    quant = Image.fromarray(coffee).quantize(255)
+    idx = np.array(quant)
+    idx[100:220, 150:400] = 255
+    holes = Image.fromarray(idx, "P")
+    holes.putpalette(quant.getpalette()[: 255 * 3] + [10, 200, 30])
+    save("coffee_transparent.gif", holes, True, transparency=255)
+    # First frame smaller than the screen, local palette, background index 5.
+    small = Image.fromarray(chelsea[50:250, 100:400]).quantize(255)
+    idx = np.array(small)
+    idx[20:60, 30:90] = 255
+    local = (small.getpalette() + [0] * 768)[: 255 * 3] + [250, 20, 220]
+    save_bytes("chelsea_frame_in_screen.gif", gif_bytes((360, 260), (25, 40, 300, 200), idx, local,
+                                                       list(reversed(local)), 255, 5))
     save("coffee_palette.png", Image.fromarray(coffee).quantize(64), True)
     save("ihc_rgb.bmp", Image.fromarray(ihc), True)
     save("astronaut_rgb.tga", Image.fromarray(astronaut), True)
@@ -174,6 +219,8 @@ def main():
                 failures.append(f"{name} [{mode}]: MAE {mae:.3g} > {args.bound}")
             if lossless and mx != 0:
                 failures.append(f"{name} [{mode}]: lossless source but not bit-identical (max abs {mx:.3g})")
+    if not args.keep:
+        shutil.rmtree(d)
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
         return 1
