@@ -62,9 +62,11 @@ def _linear(gen, layer, gain=1.0, bias_std=0.1):
         _set(layer.bias, _normal(gen, layer.bias.shape, bias_std * gain))
 
 
-def _conv(gen, conv, gain=1.0):
+def _conv(gen, conv, gain=1.0, input_scale=1.0):
+    """input_scale: typical magnitude of the conv input; weights are divided by it so the
+    input-dependent part of the output is not swamped by the bias."""
     fan_in = conv.weight[0].numel()
-    _set(conv.weight, _normal(gen, conv.weight.shape, gain / math.sqrt(fan_in)))
+    _set(conv.weight, _normal(gen, conv.weight.shape, gain / (input_scale * math.sqrt(fan_in))))
     _set(conv.bias, _normal(gen, conv.bias.shape, 0.1 * gain))
 
 
@@ -98,6 +100,12 @@ def randomize(model, seed, **options):
                 _linear(gen, module, gain=residual)
             elif leaf == "fc2":
                 _linear(gen, module, gain=residual * opt["fc2_gain"])
+            elif leaf == "head":
+                # Undo residual_gain so the logits stay O(1) and input-dependent rather than
+                # dominated by the head bias.
+                _linear(gen, module, gain=1.0 / residual)
+                with torch.no_grad():
+                    module.bias *= residual
             elif leaf == "fc1":
                 _linear(gen, module, gain=opt["mlp_gain"])
                 with torch.no_grad():
@@ -105,8 +113,12 @@ def randomize(model, seed, **options):
             else:
                 _linear(gen, module)
         elif isinstance(module, nn.Conv2d):
-            gain = opt["embed_gain"] if _is_patch_embed(name) else 1.0
-            _conv(gen, module, gain)
+            if _is_patch_embed(name):
+                # Later PVT stages embed the residual stream, whose scale is residual_gain.
+                later_pvt_stage = model.cfg["family"] == "pvt" and not name.startswith("patch_embed1")
+                _conv(gen, module, opt["embed_gain"], residual if later_pvt_stage else 1.0)
+            else:
+                _conv(gen, module)
         elif isinstance(module, nn.LayerNorm):
             # PVT's patch-embedding norm output goes straight into the residual stream.
             in_residual = _is_patch_embed(name) and model.cfg["family"] == "pvt"
@@ -147,6 +159,12 @@ def random_input(cfg, batch, seed):
     gen = torch.Generator().manual_seed(int(seed) + 7919)
     shape = (batch, cfg["in_chans"], cfg["img_size"], cfg["img_size"])
     return torch.randn(shape, generator=gen, dtype=torch.float32)
+
+
+def input_dependence(logits):
+    """max over images of max|logits[b] - logits[0]| / max|logits| (0 for a single image)."""
+    logits = torch.as_tensor(logits, dtype=torch.float64)
+    return ((logits - logits[:1]).abs().max() / logits.abs().max()).item()
 
 
 def logits_look_healthy(logits):

@@ -28,10 +28,10 @@ from export_model import export_model, read_model_file  # noqa: E402
 from pola_attention import linear_attention, polarity_features, quadratic_attention  # noqa: E402
 from pola_swin import SwinBlock, shift_mask  # noqa: E402
 from polaformer_ref import PRESETS, REDUCED, build_model, get_config, parameter_count, run  # noqa: E402
-from randomize import logits_look_healthy, random_input, randomize  # noqa: E402
+from randomize import input_dependence, logits_look_healthy, random_input, randomize  # noqa: E402
 from save_checkpoint import save_checkpoints  # noqa: E402
 from spec_state_dict import compare_state_dict  # noqa: E402
-from trap_cases import TRAP_CASES, TRAP_MARGIN  # noqa: E402
+from trap_cases import TRAP_BATCH, TRAP_CASES, TRAP_MARGIN, trap_case_seed  # noqa: E402
 from traps import TRAPS  # noqa: E402
 
 PARITY_RTOL = 1e-4      # the parity criterion: max|diff| <= 1e-4 * max|logit|
@@ -198,7 +198,7 @@ def logits_healthy_for_reduced_and_full_models():
         logits, _ = run(model, x)
         ok, why = logits_look_healthy(logits)
         assert ok, f"{name}: {why}"
-        dependence = rel_diff(logits[0], logits[1])
+        dependence = input_dependence(logits)
         assert dependence > 1e-2, f"{name}: logits barely depend on the input ({dependence:.1e})"
         if name.startswith("pola"):
             notes.append(f"{name}: {why}")
@@ -245,17 +245,19 @@ def dump_names_and_shapes():
 def every_trap_changes_logits():
     """Each trap moves the logits by >= TRAP_MARGIN x the parity tolerance on its case."""
     seen, worst = set(), []
-    for trap, arch, options in TRAP_CASES:
-        cfg, model = random_model(arch, seed=11, **options)
-        x = random_input(cfg, 2, 11)
-        ref, _ = run(model, x)
-        ok, why = logits_look_healthy(ref)
-        assert ok, f"{arch} {options}: {why}"
-        trapped, _ = run(model, x, traps=[trap])
-        d = rel_diff(trapped, ref)
-        assert d >= TRAP_MARGIN * PARITY_RTOL, f"{trap} on {arch}: rel change only {d:.2e}"
+    for k, (trap, arch, options) in enumerate(TRAP_CASES):
+        for seed in (trap_case_seed(k), 11):   # the mismatch suite's model, and one more
+            cfg, model = random_model(arch, seed=seed, **options)
+            x = random_input(cfg, TRAP_BATCH, seed)
+            ref, _ = run(model, x)
+            ok, why = logits_look_healthy(ref)
+            assert ok, f"{arch} {options}: {why}"
+            assert input_dependence(ref) > 1e-2, f"{arch} {options}: logits barely depend on the input"
+            trapped, _ = run(model, x, traps=[trap])
+            d = rel_diff(trapped, ref)
+            assert d >= TRAP_MARGIN * PARITY_RTOL, f"{trap} on {arch} seed {seed}: rel change only {d:.2e}"
+            worst.append((d, trap))
         seen.add(trap)
-        worst.append((d, trap))
     assert seen == set(TRAPS)
     d, trap = min(worst)
     return f"{len(TRAPS)} flags / {len(TRAP_CASES)} cases; smallest change {d:.1e} ({trap})"
