@@ -61,7 +61,7 @@ std::unique_ptr<Plan> Model::build(int batch) {
   plan->batch = batch;
   plan->threads = threads_;
   plan->stream = dnnl::stream(cpu_engine());
-  models::BuildContext ctx{weights_, cfg_, *plan};
+  models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   if (cfg_.family == Family::pvt) models::build_pvt(ctx);
   else models::build_swin(ctx);
   plan->arena.allocate();

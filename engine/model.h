@@ -11,6 +11,7 @@
 
 #include "engine/graph.h"
 #include "engine/model_config.h"
+#include "engine/packed_weights.h"
 #include "engine/plan.h"
 #include "engine/weight_store.h"
 
@@ -43,6 +44,7 @@ class Model {
   std::unique_ptr<Plan> build(int batch);
 
   WeightStore weights_;
+  PackedWeightCache packed_;
   ModelConfig cfg_;
   int threads_;
   std::mutex pool_mutex_;

@@ -33,7 +33,7 @@ void add_linear(BuildContext &ctx, const std::string &name, const std::string &p
   p.weight = ctx.weights.get(prefix + ".weight", {p.out, p.in});
   p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {p.out}) : nullptr;
   ops::LinearShape s{src.rows, src.ld, dst.ld, gelu, accumulate};
-  auto *op = ctx.make<ops::Linear>(p, s);
+  auto *op = ctx.make<ops::Linear>(p, s, ctx.packed);
   Plan &plan = ctx.plan;
   ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
                      token_view(dst, plan.batch));
@@ -59,7 +59,7 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   });
   ops::LinearParams p{ws, bs, in, dst.cols};
   ops::LinearShape s{src.rows, src.ld, dst.ld, false, false};
-  auto *op = ctx.make<ops::Linear>(p, s);
+  auto *op = ctx.make<ops::Linear>(p, s, ctx.packed);
   Plan &plan = ctx.plan;
   ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
                      token_view(dst, plan.batch));
@@ -74,7 +74,7 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
   lp.out = dst.cols;
   lp.weight = ctx.weights.get(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
   lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
-  auto *op = ctx.make<ops::Linear>(lp, ops::LinearShape{rows, k, dst.ld, false, false});
+  auto *op = ctx.make<ops::Linear>(lp, ops::LinearShape{rows, k, dst.ld, false, false}, ctx.packed);
   Rows patches = reserve_rows(ctx, "patches", rows, k);
   Plan &plan = ctx.plan;
   Rows src_copy = src_rows ? *src_rows : Rows{};
@@ -177,7 +177,7 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   cs.pad = ks / 2;
   cs.groups = c;
   cs.accumulate = true;
-  auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias);
+  auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias, ctx.packed);
   plan.graph.add(pre + ".dwc", [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); },
                  token_view(a.out, plan.batch));
   plan.graph.add(pre + ".gate", [args, &plan] {

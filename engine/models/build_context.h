@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/model_config.h"
+#include "engine/packed_weights.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/patchify.h"
 #include "engine/plan.h"
@@ -16,6 +17,7 @@ namespace pola::models {
 
 struct BuildContext {
   WeightStore &weights;
+  PackedWeightCache &packed;
   const ModelConfig &cfg;
   Plan &plan;
 

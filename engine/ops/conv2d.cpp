@@ -7,12 +7,13 @@ namespace pola::ops {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias) : s_(s), bias_(bias) {
+Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache)
+    : s_(s), has_bias_(bias != nullptr) {
   out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
   out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
   auto &eng = cpu_engine();
-  src_md_ = dnnl::memory::desc({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, s.src_nchw ? tag::nchw : tag::nhwc);
-  dst_md_ = dnnl::memory::desc({s.batch, s.out_ch, out_h_, out_w_}, dt::f32, tag::nhwc);
+  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, s.src_nchw ? tag::nchw : tag::nhwc);
+  dnnl::memory::desc dst_md({s.batch, s.out_ch, out_h_, out_w_}, dt::f32, tag::nhwc);
   dnnl::memory::dims wdims;
   dnnl::memory::desc user_w;
   if (s.groups == 1) {
@@ -30,34 +31,29 @@ Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias) : s
   attr.set_post_ops(po);
   dnnl::convolution_forward::primitive_desc pd;
   if (bias) {
-    bias_md_ = dnnl::memory::desc({s.out_ch}, dt::f32, tag::x);
+    dnnl::memory::desc bias_md({s.out_ch}, dt::f32, tag::x);
+    bias_ = dnnl::memory(bias_md, eng, const_cast<float *>(bias));
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      src_md_, any_w, bias_md_, dst_md_, strides, pad, pad);
+                                      src_md, any_w, bias_md, dst_md, strides, pad, pad);
     pd = dnnl::convolution_forward::primitive_desc(d, attr, eng);
   } else {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      src_md_, any_w, dst_md_, strides, pad, pad);
+                                      src_md, any_w, dst_md, strides, pad, pad);
     pd = dnnl::convolution_forward::primitive_desc(d, attr, eng);
   }
   prim_ = dnnl::convolution_forward(pd);
-  // Reorder the weights once into the layout the primitive chose.
-  dnnl::memory user(user_w, eng, const_cast<float *>(weight));
-  weights_ = dnnl::memory(pd.weights_desc(), eng);
-  dnnl::stream st(eng);
-  dnnl::reorder(user, weights_).execute(st, user, weights_);
-  st.wait();
+  weights_ = cache.get(weight, user_w, pd.weights_desc());
+  src_ = dnnl::memory(src_md, eng, DNNL_MEMORY_NONE);
+  dst_ = dnnl::memory(dst_md, eng, DNNL_MEMORY_NONE);
 }
 
-void Conv2d::run(dnnl::stream &stream, const float *src, float *dst) const {
-  auto &eng = cpu_engine();
-  dnnl::memory ms(src_md_, eng, const_cast<float *>(src));
-  dnnl::memory md(dst_md_, eng, dst);
-  if (bias_) {
-    dnnl::memory mb(bias_md_, eng, const_cast<float *>(bias_));
-    prim_.execute(stream, {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, md}});
-  } else {
-    prim_.execute(stream, {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, md}});
-  }
+void Conv2d::run(dnnl::stream &stream, const float *src, float *dst) {
+  src_.set_data_handle(const_cast<float *>(src));
+  dst_.set_data_handle(dst);
+  if (has_bias_)
+    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}});
+  else
+    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
 }
 
 } // namespace pola::ops

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <dnnl.hpp>
 
+#include "engine/packed_weights.h"
+
 namespace pola::ops {
 
 struct Conv2dShape {
@@ -19,17 +21,17 @@ struct Conv2dShape {
 class Conv2d {
  public:
   // weight: (out_ch, in_ch/groups, k, k); bias: (out_ch) or null.
-  Conv2d(const Conv2dShape &s, const float *weight, const float *bias);
-  void run(dnnl::stream &stream, const float *src, float *dst) const;
+  Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache);
+  // Not thread-safe: a plan (and its ops) serves one call at a time.
+  void run(dnnl::stream &stream, const float *src, float *dst);
   int64_t out_h() const { return out_h_; }
   int64_t out_w() const { return out_w_; }
 
  private:
   Conv2dShape s_;
   int64_t out_h_ = 0, out_w_ = 0;
-  const float *bias_ = nullptr;
-  dnnl::memory::desc src_md_, bias_md_, dst_md_;
-  dnnl::memory weights_; // in the primitive's preferred layout, owned
+  bool has_bias_ = false;
+  dnnl::memory weights_, bias_, src_, dst_;
   dnnl::convolution_forward prim_;
 };
 

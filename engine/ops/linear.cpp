@@ -5,40 +5,43 @@
 namespace pola::ops {
 
 using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
 
-Linear::Linear(const LinearParams &p, const LinearShape &s) : p_(p), s_(s) {
+Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache) : p_(p), s_(s) {
   if (s_.ld_src == 0) s_.ld_src = p.in;
   if (s_.ld_dst == 0) s_.ld_dst = p.out;
-  src_md_ = dnnl::memory::desc({s_.rows, p.in}, dt::f32, {s_.ld_src, 1});
+  auto &eng = cpu_engine();
+  dnnl::memory::desc src_md({s_.rows, p.in}, dt::f32, {s_.ld_src, 1});
   // PyTorch's (out, in) row-major weight is the (in, out) matrix with strides (1, in).
-  wei_md_ = dnnl::memory::desc({p.in, p.out}, dt::f32, {1, p.in});
-  dst_md_ = dnnl::memory::desc({s_.rows, p.out}, dt::f32, {s_.ld_dst, 1});
+  dnnl::memory::desc user_w({p.in, p.out}, dt::f32, {1, p.in});
+  dnnl::memory::desc any_w({p.in, p.out}, dt::f32, tag::any);
+  dnnl::memory::desc dst_md({s_.rows, p.out}, dt::f32, {s_.ld_dst, 1});
   dnnl::post_ops po;
   if (s_.gelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
   if (s_.accumulate) po.append_sum(1.f);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
+  dnnl::matmul::primitive_desc pd;
   if (p.bias) {
-    bias_md_ = dnnl::memory::desc({1, p.out}, dt::f32, {p.out, 1});
-    dnnl::matmul::desc d(src_md_, wei_md_, bias_md_, dst_md_);
-    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, cpu_engine()));
+    dnnl::memory::desc bias_md({1, p.out}, dt::f32, {p.out, 1});
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, any_w, bias_md, dst_md), attr, eng);
+    bias_ = dnnl::memory(bias_md, eng, const_cast<float *>(p.bias));
   } else {
-    dnnl::matmul::desc d(src_md_, wei_md_, dst_md_);
-    prim_ = dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, cpu_engine()));
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src_md, any_w, dst_md), attr, eng);
   }
+  prim_ = dnnl::matmul(pd);
+  weights_ = cache.get(p.weight, user_w, pd.weights_desc());
+  src_ = dnnl::memory(src_md, eng, DNNL_MEMORY_NONE);
+  dst_ = dnnl::memory(dst_md, eng, DNNL_MEMORY_NONE);
 }
 
-void Linear::run(dnnl::stream &stream, const float *src, float *dst) const {
-  auto &eng = cpu_engine();
-  dnnl::memory ms(src_md_, eng, const_cast<float *>(src));
-  dnnl::memory mw(wei_md_, eng, const_cast<float *>(p_.weight));
-  dnnl::memory md(dst_md_, eng, dst);
-  if (p_.bias) {
-    dnnl::memory mb(bias_md_, eng, const_cast<float *>(p_.bias));
-    prim_.execute(stream, {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_BIAS, mb}, {DNNL_ARG_DST, md}});
-  } else {
-    prim_.execute(stream, {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, md}});
-  }
+void Linear::run(dnnl::stream &stream, const float *src, float *dst) {
+  src_.set_data_handle(const_cast<float *>(src));
+  dst_.set_data_handle(dst);
+  if (p_.bias)
+    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}});
+  else
+    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
 }
 
 } // namespace pola::ops

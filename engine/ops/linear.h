@@ -1,10 +1,13 @@
 // y = x W^T + b on token rows, as a oneDNN matmul created once per plan.
 // Post-ops fuse the exact GELU (fc1) and the residual add (accumulate: the
-// result is added to what `dst` already holds).
+// result is added to what `dst` already holds). Weights are taken in the
+// layout the primitive prefers, packed once per model.
 #pragma once
 
 #include <cstdint>
 #include <dnnl.hpp>
+
+#include "engine/packed_weights.h"
 
 namespace pola::ops {
 
@@ -23,13 +26,14 @@ struct LinearShape {
 
 class Linear {
  public:
-  Linear(const LinearParams &p, const LinearShape &s);
-  void run(dnnl::stream &stream, const float *src, float *dst) const;
+  Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache);
+  // Not thread-safe: a plan (and its ops) serves one call at a time.
+  void run(dnnl::stream &stream, const float *src, float *dst);
 
  private:
   LinearParams p_;
   LinearShape s_;
-  dnnl::memory::desc src_md_, wei_md_, bias_md_, dst_md_;
+  dnnl::memory weights_, bias_, src_, dst_;
   dnnl::matmul prim_;
 };
 

@@ -1,0 +1,28 @@
+// Weights in the layouts oneDNN's primitives prefer, reordered once per
+// (tensor, layout) and shared by every plan of a model, so no inference call
+// ever repacks weights and a second batch size costs no second copy.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <dnnl.hpp>
+
+namespace pola {
+
+class PackedWeightCache {
+ public:
+  // `user` points at weights laid out as `user_md`; returns them as `want`
+  // (the same memory, without a copy, when the layouts agree).
+  dnnl::memory get(const float *user, const dnnl::memory::desc &user_md, const dnnl::memory::desc &want);
+  size_t packed_bytes() const { return bytes_; }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<const float *, std::string>, dnnl::memory> packed_;
+  size_t bytes_ = 0;
+};
+
+} // namespace pola
