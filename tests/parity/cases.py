@@ -13,10 +13,13 @@ class Case:
     """One engine-vs-reference comparison. `trap` set means: the engine must NOT match the
     reference run under that trap flag (and must match the correct reference)."""
 
-    def __init__(self, name, arch, seed, batch, rand_options=None, trap=None):
+    def __init__(self, name, arch, seed, batch, rand_options=None, trap=None, via_checkpoint=None):
         self.name, self.arch, self.seed, self.batch = name, arch, seed, batch
         self.rand_options = dict(rand_options or {})
         self.trap = trap
+        # "wrapped" | "bare" | "safetensors": the engine gets the model through
+        # `pola convert <checkpoint> --arch A` instead of the exporter's model file.
+        self.via_checkpoint = via_checkpoint
 
 
 FULL_FAST = ["pola_pvt_tiny", "pola_swin_t"]
@@ -30,6 +33,10 @@ def fast_cases():
     for k, arch in enumerate(REDUCED):
         cases.append(Case(f"{arch}_b1", arch, seed=200 + k, batch=1))
         cases.append(Case(f"{arch}_b3", arch, seed=300 + k, batch=3))
+    # The released checkpoint forms through the C++ converter (SPEC 6).
+    for arch, form in [("pola_pvt_tiny", "wrapped"), ("pola_pvt_tiny", "safetensors"),
+                       ("pola_swin_t", "wrapped"), ("pola_swin_t", "bare")]:
+        cases.append(Case(f"{arch}_b1_via_{form}", arch, seed=103, batch=1, via_checkpoint=form))
     # Numerics under which documented mistakes become visible (small LayerNorm variances,
     # near-zero attention denominators, GELU pre-activations near -2.5).
     cases.append(Case("stress_pvt_small_variance_tiny_query", "reduced_pvt_sr", seed=601, batch=2,

@@ -47,11 +47,27 @@ class EngineError(RuntimeError):
     pass
 
 
+def engine_model_path(case_dir):
+    """The model file the engine runs: the converter's output if the case has one."""
+    converted = os.path.join(case_dir, "converted.pola")
+    return converted if os.path.exists(converted) else os.path.join(case_dir, "model.pola")
+
+
+def convert_checkpoint(pola, case, case_dir):
+    from save_checkpoint import CHECKPOINT_FORMS
+    checkpoint = os.path.join(case_dir, CHECKPOINT_FORMS[case.via_checkpoint][0])
+    cmd = [pola, "convert", checkpoint, "--output", os.path.join(case_dir, "converted.pola"), "--arch", case.arch]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=ENGINE_TIMEOUT_S)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
+        raise EngineError(f"`{' '.join(cmd)}` exited {proc.returncode}:\n    " + "\n    ".join(tail))
+
+
 def run_engine(pola, case_dir, threads, dump_dir=None):
     out = os.path.join(case_dir, "engine_logits.npy")
     if os.path.exists(out):
         os.remove(out)
-    cmd = [pola, "run", "--model", os.path.join(case_dir, "model.pola"),
+    cmd = [pola, "run", "--model", engine_model_path(case_dir),
            "--input", os.path.join(case_dir, "input.npy"), "--output", out, "--threads", str(threads)]
     if dump_dir:
         shutil.rmtree(dump_dir, ignore_errors=True)
@@ -91,13 +107,19 @@ def diagnose(pola, case, case_dir, threads):
 def parity_case(args, case, case_dir):
     cfg = get_config(case.arch)
     t0 = time.time()
+    stale = os.path.join(case_dir, "converted.pola")
+    if os.path.exists(stale):
+        os.remove(stale)
     make_case(case_dir, cfg, arch=case.arch, seed=case.seed, batch=case.batch, dump=True,
-              rand_options=case.rand_options)
+              rand_options=case.rand_options,
+              checkpoints=[case.via_checkpoint] if case.via_checkpoint else ())
     ref = np.load(os.path.join(case_dir, "logits.npy"))
     t_ref = time.time() - t0
     weak = weak_case_reason(ref)
     if weak:
         return False, f"case too weak to test anything: {weak}", []
+    if case.via_checkpoint:
+        convert_checkpoint(args.pola, case, case_dir)
     engine, t_engine = run_engine(args.pola, case_dir, args.threads)
     ok, msg = parity_verdict(engine, ref)
     details = [] if ok else diagnose(args.pola, case, case_dir, args.threads)
