@@ -1,0 +1,97 @@
+#include "block_layout.h"
+
+#include <regex>
+
+#include "weights/error.h"
+
+namespace pola::attention_map {
+namespace {
+
+// A few valid names for error messages, so a typo is easy to fix.
+std::string polarity_block_names(const ModelConfig &cfg) {
+  std::string out;
+  for (size_t i = 0; i < cfg.stages.size(); ++i) {
+    if (cfg.stages[i].attn != 'L') continue;
+    const std::string first = cfg.family == Family::pvt ? "block" + std::to_string(i + 1) + ".0"
+                                                        : "layers." + std::to_string(i) + ".blocks.0";
+    const std::string last = cfg.family == Family::pvt
+                                 ? "block" + std::to_string(i + 1) + "." + std::to_string(cfg.stages[i].depth - 1)
+                                 : "layers." + std::to_string(i) + ".blocks." + std::to_string(cfg.stages[i].depth - 1);
+    out += (out.empty() ? "" : ", ") + first + (cfg.stages[i].depth > 1 ? " .. " + last : "");
+  }
+  return out.empty() ? "(none: the model has no polarity-attention stage)" : out;
+}
+
+[[noreturn]] void unknown_block(const ModelConfig &cfg, const std::string &name, const std::string &why) {
+  throw InputError("--block '" + name + "': " + why + "; polarity-attention blocks of this model: " +
+                   polarity_block_names(cfg));
+}
+
+} // namespace
+
+BlockLayout find_block(const ModelConfig &cfg, const std::string &name) {
+  static const std::regex pvt_name(R"(block([0-9]+)\.([0-9]+))");
+  static const std::regex swin_name(R"(layers\.([0-9]+)\.blocks\.([0-9]+))");
+  std::smatch m;
+  const bool pvt = cfg.family == Family::pvt;
+  if (!std::regex_match(name, m, pvt ? pvt_name : swin_name))
+    unknown_block(cfg, name, pvt ? "a PVT block is named block<stage 1..4>.<index>"
+                                 : "a Swin block is named layers.<stage 0..3>.blocks.<index>");
+  const long stage = std::stol(m[1].str()) - (pvt ? 1 : 0);
+  const long index = std::stol(m[2].str());
+  if (stage < 0 || stage >= static_cast<long>(cfg.stages.size()) || index >= cfg.stages[stage].depth)
+    unknown_block(cfg, name, "no such block");
+  const StageConfig &s = cfg.stages[stage];
+  if (s.attn != 'L') unknown_block(cfg, name, "its stage uses softmax window attention, not polarity attention");
+
+  BlockLayout L;
+  L.block = name;
+  L.family = cfg.family;
+  L.heads = s.heads;
+  L.dim = s.dim;
+  L.grid = stage_resolutions(cfg)[stage];
+  if (pvt) {
+    L.key_grid = L.grid / s.sr_ratio;
+    L.q_rows = L.grid * L.grid;
+    L.k_rows = L.pe_rows = L.key_grid * L.key_grid;
+  } else {
+    // The engine's rule (SPEC 5): a stage that fits in the window attends
+    // globally without shift; otherwise odd blocks shift by half a window.
+    L.window = cfg.window_size;
+    L.shift = 0;
+    if (L.grid <= L.window) L.window = L.grid;
+    else if (index % 2 == 1) L.shift = L.window / 2;
+    L.key_grid = L.grid;
+    L.q_rows = L.k_rows = L.grid * L.grid;
+    L.pe_rows = L.window * L.window;
+  }
+  return L;
+}
+
+QueryKeys keys_of_query(const BlockLayout &L, int64_t qy, int64_t qx) {
+  QueryKeys out;
+  if (L.family == Family::pvt) {
+    out.query_row = qy * L.grid + qx;
+    for (int64_t j = 0; j < L.k_rows; ++j) {
+      out.key_rows.push_back(j);
+      out.pe_rows.push_back(j);
+      out.map_index.push_back(j);  // keys are row-major over the key grid
+    }
+    return out;
+  }
+  // Swin: the rolled grid has rolled[y][x] = original[(y+s)%R][(x+s)%R], so
+  // original (qy, qx) sits at rolled ((qy-s) mod R, (qx-s) mod R).
+  const int64_t R = L.grid, w = L.window, s = L.shift, per_row = R / w;
+  const int64_t ry = ((qy - s) % R + R) % R, rx = ((qx - s) % R + R) % R;
+  const int64_t wy = ry / w, wx = rx / w, first = (wy * per_row + wx) * w * w;
+  out.query_row = first + (ry % w) * w + (rx % w);
+  for (int64_t t = 0; t < w * w; ++t) {
+    const int64_t ky = (wy * w + t / w + s) % R, kx = (wx * w + t % w + s) % R;
+    out.key_rows.push_back(first + t);
+    out.pe_rows.push_back(t);
+    out.map_index.push_back(ky * R + kx);
+  }
+  return out;
+}
+
+} // namespace pola::attention_map

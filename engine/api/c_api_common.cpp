@@ -1,0 +1,17 @@
+// Library-wide entry points: version, defaults, the last error.
+#include "last_error.h"
+#include "polaformer/polaformer.h"
+
+extern "C" {
+
+POLA_API pola_options pola_default_options(void) {
+  pola_options o;
+  o.threads = 0;
+  return o;
+}
+
+POLA_API const char *pola_version(void) { return POLA_LIBRARY_VERSION; }
+
+POLA_API const char *pola_last_error(void) { return pola::api::last_error(); }
+
+} // extern "C"

@@ -1,0 +1,90 @@
+// Running a model through the C API: raw NCHW batches and image files.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "guarded_call.h"
+#include "model_handle.h"
+
+using pola::api::guarded_call;
+using pola::api::require;
+
+namespace {
+
+// The engine sets the calling thread's OpenMP team size for its run; a
+// library must not leave that changed behind in its caller's thread.
+class KeepCallerOmpThreads {
+ public:
+  KeepCallerOmpThreads() : saved_(omp_get_max_threads()) {}
+  ~KeepCallerOmpThreads() { omp_set_num_threads(saved_); }
+  KeepCallerOmpThreads(const KeepCallerOmpThreads &) = delete;
+  KeepCallerOmpThreads &operator=(const KeepCallerOmpThreads &) = delete;
+
+ private:
+  int saved_;
+};
+
+// Largest batch one call accepts; far beyond any sensible use, it keeps a
+// wrong count from turning into a huge allocation.
+constexpr int kMaxBatch = 4096;
+
+void check_batch(int batch, const char *fn) {
+  if (batch < 1 || batch > kMaxBatch)
+    throw pola::InputError(std::string(fn) + ": batch must be in 1.." + std::to_string(kMaxBatch) + ", got " +
+                           std::to_string(batch));
+}
+
+const pola::preprocess::PreprocessSpec &image_spec(const pola_model *m) {
+  if (!m->image_spec) throw pola::InputError(m->image_spec_error);
+  return *m->image_spec;
+}
+
+void run_batch(pola_model *m, const float *input, int batch, float *logits) {
+  KeepCallerOmpThreads keep;
+  m->model->run(input, batch, logits);
+}
+
+} // namespace
+
+extern "C" {
+
+POLA_API pola_status pola_model_run(pola_model *model, const float *input, int batch, float *logits) {
+  return guarded_call([&] {
+    require(model && input && logits, "pola_model_run: model, input and logits must not be NULL");
+    check_batch(batch, "pola_model_run");
+    run_batch(model, input, batch, logits);
+  });
+}
+
+POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const char *image_path, float *out) {
+  return guarded_call([&] {
+    require(model && image_path && out, "pola_model_preprocess_image: model, image_path and out must not be NULL");
+    const std::vector<float> x = pola::preprocess::load_and_preprocess(image_path, image_spec(model));
+    std::copy(x.begin(), x.end(), out);
+  });
+}
+
+POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
+                                           float *logits) {
+  return guarded_call([&] {
+    require(model && image_paths && logits, "pola_model_run_images: model, image_paths and logits must not be NULL");
+    check_batch(count, "pola_model_run_images");
+    const auto &spec = image_spec(model);
+    const int64_t per_image = model->model->input_size();
+    std::vector<float> batch(static_cast<size_t>(per_image) * static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      require(image_paths[i] != nullptr, "pola_model_run_images: image_paths[i] must not be NULL");
+      const std::vector<float> x = pola::preprocess::load_and_preprocess(image_paths[i], spec);
+      if (static_cast<int64_t>(x.size()) != per_image)  // model_image_spec() guarantees this
+        throw std::logic_error(std::string(image_paths[i]) + ": preprocessed size disagrees with the model input");
+      std::copy(x.begin(), x.end(), batch.begin() + static_cast<ptrdiff_t>(i) * per_image);
+    }
+    run_batch(model, batch.data(), count, logits);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,158 @@
+// polaformer.hpp: a header-only C++ face over the C API (polaformer.h).
+//
+//     polaformer::Model model("model.pola");
+//     std::vector<float> logits = model.run_images({"cat.jpg"});
+//     auto best = polaformer::top_k(logits, 5);   // (index, probability)
+//     std::cout << model.class_name(best[0].first) << "\n";
+//
+// Failures throw polaformer::InputError (status 1: bad file or argument) or
+// polaformer::InternalError (status 2). Everything goes through the C
+// functions, so this header works with the shared library whatever C++
+// standard library or compiler flags the application uses.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "polaformer/polaformer.h"
+
+namespace polaformer {
+
+class Error : public std::runtime_error {
+ public:
+  Error(pola_status status, const std::string &what) : std::runtime_error(what), status_(status) {}
+  pola_status status() const { return status_; }
+
+ private:
+  pola_status status_;
+};
+
+class InputError : public Error {
+ public:
+  explicit InputError(const std::string &what) : Error(POLA_ERROR_INPUT, what) {}
+};
+
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string &what) : Error(POLA_ERROR_INTERNAL, what) {}
+};
+
+// Throws the exception matching a failed status, with pola_last_error().
+inline void check(pola_status status) {
+  if (status == POLA_OK) return;
+  if (status == POLA_ERROR_INPUT) throw InputError(pola_last_error());
+  throw InternalError(pola_last_error());
+}
+
+inline std::string version() { return pola_version(); }
+
+struct InputShape {
+  int channels = 0, height = 0, width = 0;
+  size_t floats() const { return static_cast<size_t>(channels) * height * width; }
+};
+
+// A loaded model (move-only). Like the C handle, one Model may be used by
+// several threads at once.
+class Model {
+ public:
+  explicit Model(const std::string &path, const pola_options &options = pola_default_options()) {
+    check(pola_model_load(path.c_str(), &options, &handle_));
+  }
+  ~Model() { pola_model_free(handle_); }
+  Model(Model &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Model &operator=(Model &&other) noexcept {
+    if (this != &other) {
+      pola_model_free(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  InputShape input_shape() const {
+    InputShape s;
+    check(pola_model_input_shape(handle_, &s.channels, &s.height, &s.width));
+    return s;
+  }
+  int num_classes() const { return pola_model_num_classes(handle_); }
+  std::string class_name(int index) const {
+    const char *name = pola_model_class_name(handle_, index);
+    if (!name) throw InputError("class index " + std::to_string(index) + " is out of range");
+    return name;
+  }
+  std::vector<std::string> class_names() const {
+    std::vector<std::string> names;
+    for (int i = 0; i < num_classes(); ++i) names.push_back(class_name(i));
+    return names;
+  }
+
+  // Logits (batch x num_classes) of a preprocessed NCHW batch; input.size()
+  // must be a positive multiple of input_shape().floats().
+  std::vector<float> run(const std::vector<float> &input) {
+    const size_t per_image = input_shape().floats();
+    if (input.empty() || input.size() % per_image != 0)
+      throw InputError("input holds " + std::to_string(input.size()) + " floats, not a positive multiple of " +
+                       std::to_string(per_image) + " (channels x height x width)");
+    const int batch = static_cast<int>(input.size() / per_image);
+    std::vector<float> logits(static_cast<size_t>(batch) * num_classes());
+    check(pola_model_run(handle_, input.data(), batch, logits.data()));
+    return logits;
+  }
+
+  // One preprocessed image (channels x height x width floats) from a file.
+  std::vector<float> preprocess_image(const std::string &path) const {
+    std::vector<float> x(input_shape().floats());
+    check(pola_model_preprocess_image(handle_, path.c_str(), x.data()));
+    return x;
+  }
+
+  // Logits (paths.size() x num_classes) of image files, run as one batch.
+  std::vector<float> run_images(const std::vector<std::string> &paths) {
+    std::vector<const char *> c_paths;
+    for (const auto &p : paths) c_paths.push_back(p.c_str());
+    std::vector<float> logits(paths.size() * static_cast<size_t>(num_classes()));
+    check(pola_model_run_images(handle_, c_paths.data(), static_cast<int>(c_paths.size()), logits.data()));
+    return logits;
+  }
+
+  pola_model *get() const { return handle_; }
+
+ private:
+  pola_model *handle_ = nullptr;
+};
+
+// Softmax over one row of logits.
+inline std::vector<float> softmax(const float *logits, int count) {
+  std::vector<float> p(logits, logits + count);
+  const float top = *std::max_element(p.begin(), p.end());
+  double sum = 0;
+  for (float &v : p) sum += (v = std::exp(v - top));
+  for (float &v : p) v = static_cast<float>(v / sum);
+  return p;
+}
+
+// The k most probable classes of one row of `count` logits, as (class index,
+// softmax probability), best first; ties keep the lower index first.
+inline std::vector<std::pair<int, float>> top_k(const float *logits, int count, int k) {
+  const std::vector<float> p = softmax(logits, count);
+  std::vector<std::pair<int, float>> out;
+  for (int i = 0; i < count; ++i) out.emplace_back(i, p[static_cast<size_t>(i)]);
+  k = std::max(0, std::min(k, count));
+  std::partial_sort(out.begin(), out.begin() + k, out.end(), [](const auto &a, const auto &b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
+  out.resize(static_cast<size_t>(k));
+  return out;
+}
+
+// top_k of a single image's logits.
+inline std::vector<std::pair<int, float>> top_k(const std::vector<float> &logits, int k) {
+  return top_k(logits.data(), static_cast<int>(logits.size()), k);
+}
+
+} // namespace polaformer

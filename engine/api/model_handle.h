@@ -1,0 +1,22 @@
+// What a pola_model handle owns: the engine model plus what the C API hands
+// out by pointer (class names as C strings) or needs per image (the
+// preprocessing the model file prescribes).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model.h"
+#include "engine/preprocess/preprocess.h"
+
+struct pola_model {
+  std::string path;
+  std::unique_ptr<pola::Model> model;
+  std::vector<std::string> class_names;
+  // Absent when the metadata cannot drive image preprocessing; raw NCHW runs
+  // still work and image calls report image_spec_error.
+  std::optional<pola::preprocess::PreprocessSpec> image_spec;
+  std::string image_spec_error;
+};
