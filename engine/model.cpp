@@ -34,6 +34,7 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   auto plan = m->build(1);
   m->weights_.check_all_used();
   m->release(std::move(plan));
+  m->weights_.release_file_pages();
   return m;
 }
 

@@ -1,5 +1,11 @@
 #include "engine/weight_store.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
 #include "weights/error.h"
 
 namespace pola {
@@ -46,6 +52,25 @@ const float *WeightStore::derived(const std::string &key,
   auto it = derived_.find(key);
   if (it == derived_.end()) it = derived_.emplace(key, make()).first;
   return it->second.data();
+}
+
+} // namespace pola
+
+namespace pola {
+
+void WeightStore::release_file_pages() const {
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (const auto &t : file_.tensors()) {
+    if (t.numel == 0) continue;
+    auto b = reinterpret_cast<uintptr_t>(t.data);
+    lo = std::min(lo, b);
+    hi = std::max(hi, b + static_cast<uintptr_t>(t.numel) * sizeof(float));
+  }
+  if (hi <= lo) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  lo = lo / page * page;
+  // Advice only: a failure leaves the pages resident, which is harmless.
+  (void)madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
 }
 
 } // namespace pola

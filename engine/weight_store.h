@@ -31,6 +31,11 @@ class WeightStore {
   // once under `key` and kept alive with the model. Thread-safe.
   const float *derived(const std::string &key, const std::function<std::vector<float>()> &make);
 
+  // Drops the resident pages of the mapped file (the kernel re-reads any page
+  // touched again). Called once the weights a plan needs are packed, so the
+  // process does not hold the file and the packed copy at the same time.
+  void release_file_pages() const;
+
   const weights::ModelFile &file() const { return file_; }
 
  private:

@@ -6,7 +6,9 @@ set -euo pipefail
 PACKAGES=(
   # build
   build-essential cmake git pkg-config
-  libdnnl-dev libxsimd-dev libstb-dev doctest-dev nlohmann-json3-dev libzip-dev libcli11-dev
+  libdnnl-dev libxsimd-dev libstb-dev doctest-dev nlohmann-json3-dev libcli11-dev
+  # libzip-dev's CMake config names the zip tools, so find_package(libzip) needs them
+  libzip-dev zipcmp zipmerge ziptool
   # sanitizers and fuzzers
   clang libclang-rt-14-dev
   # the PyTorch reference, fixtures and the preprocessing comparison (/usr/bin/python3)
