@@ -49,10 +49,14 @@ class Printer {
  public:
   Printer(const ClassifyArgs &a, const std::vector<std::string> &names) : json_(a.json), names_(names) {
     for (const auto &f : a.images) file_width_ = std::max(file_width_, f.size());
-    if (!json_) std::printf("%-*s  %4s  %8s  %s\n", int(file_width_), "IMAGE", "RANK", "PROB", "CLASS");
   }
 
-  void image(const std::string &file, const std::vector<Ranked> &best) const {
+  void image(const std::string &file, const std::vector<Ranked> &best) {
+    // The header waits for the first result, so a failure on the first
+    // image leaves nothing but the error message.
+    if (!json_ && !header_done_)
+      std::printf("%-*s  %4s  %8s  %s\n", int(file_width_), "IMAGE", "RANK", "PROB", "CLASS");
+    header_done_ = true;
     if (json_) {
       nlohmann::json top = nlohmann::json::array();
       for (const auto &r : best) top.push_back({{"index", r.index}, {"class", names_[r.index]}, {"prob", r.prob}});
@@ -69,6 +73,7 @@ class Printer {
   bool json_;
   const std::vector<std::string> &names_;
   size_t file_width_ = 5;
+  bool header_done_ = false;
 };
 
 void classify_command(const ClassifyArgs &a) {
