@@ -67,7 +67,7 @@ TEST_CASE("npy: write then read gives back shape and data bit for bit") {
     const auto a = read_npy(path);
     CHECK(a.shape == shape);
     REQUIRE(a.data.size() == data.size());
-    CHECK(std::memcmp(a.data.data(), data.data(), data.size() * 4) == 0);
+    if (!data.empty()) CHECK(std::memcmp(a.data.data(), data.data(), data.size() * 4) == 0);
   }
   std::remove(path.c_str());
 }
