@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""Fixture of the C API tests, written where the C programs can read it without a .npy parser:
+
+  DIR/model.pola    a 3-channel 72 x 72 PVT with spatial reduction, 21 classes (PyTorch reference)
+  DIR/input.f32     3 images, float32 NCHW, raw little-endian
+  DIR/logits.f32    the reference's logits for them (3 x 21), raw float32
+  DIR/photo.png     a real photograph (skimage's chelsea)
+  DIR/not_a_model.txt  a text file
+
+  /usr/bin/python3 make_api_fixture.py --out DIR
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+from make_case import make_case  # noqa: E402
+from pola_config import get_config  # noqa: E402
+
+ARCH, SEED, BATCH = "reduced_pvt_sr", 21, 3
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    out = ap.parse_args().out
+    os.makedirs(out, exist_ok=True)
+    _, images, logits, _ = make_case(out, get_config(ARCH), arch=ARCH, seed=SEED, batch=BATCH)
+    images.numpy().astype("<f4").tofile(os.path.join(out, "input.f32"))
+    logits.numpy().astype("<f4").tofile(os.path.join(out, "logits.f32"))
+    import skimage.data
+    import skimage.io
+    skimage.io.imsave(os.path.join(out, "photo.png"), skimage.data.chelsea(), check_contrast=False)
+    with open(os.path.join(out, "not_a_model.txt"), "w") as f:
+        f.write("this is not a model\n")
+    print(f"{out}: {ARCH} seed {SEED}, {BATCH} images")
+
+
+if __name__ == "__main__":
+    main()

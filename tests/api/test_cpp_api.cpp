@@ -1,0 +1,103 @@
+// The header-only C++ API (polaformer.hpp): RAII, exceptions carrying the
+// status and the message, the helpers (softmax, top_k), and that it gives
+// the C API's results.
+//
+//   test_cpp_api FIXTURE_DIR   (made by make_api_fixture.py)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+
+#include "polaformer/polaformer.hpp"
+
+namespace {
+
+int failures = 0;
+#define CHECK(cond)                                                                    \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);    \
+      ++failures;                                                                      \
+    }                                                                                  \
+  } while (0)
+
+template <class E, class F> std::string thrown(F &&f) {
+  try {
+    f();
+  } catch (const E &e) {
+    return e.what();
+  } catch (...) {
+    return "<wrong exception type>";
+  }
+  return "<nothing thrown>";
+}
+
+std::vector<float> read_floats(const std::string &path, size_t count) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<float> v(count);
+  in.read(reinterpret_cast<char *>(v.data()), static_cast<std::streamsize>(count * sizeof(float)));
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return v;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const std::string dir = argv[1];
+
+  CHECK(thrown<polaformer::InputError>([&] { polaformer::Model m(dir + "/missing.pola"); }).find("missing.pola") !=
+        std::string::npos);
+  try {
+    polaformer::Model m(dir + "/photo.png");
+  } catch (const polaformer::Error &e) {
+    CHECK(e.status() == POLA_ERROR_INPUT);
+  }
+
+  pola_options opt = pola_default_options();
+  opt.threads = 1;
+  polaformer::Model model(dir + "/model.pola", opt);
+  const auto shape = model.input_shape();
+  CHECK(shape.channels == 3 && shape.height == 72 && shape.width == 72 && shape.floats() == 3 * 72 * 72);
+  CHECK(model.num_classes() == 21);
+  CHECK(model.class_names().size() == 21 && model.class_name(3) == "class_3");
+  CHECK(thrown<polaformer::InputError>([&] { model.class_name(21); }).find("21") != std::string::npos);
+
+  const auto input = read_floats(dir + "/input.f32", 3 * shape.floats());
+  const auto logits = model.run(input);
+  CHECK(logits.size() == 3 * 21u);
+  std::vector<float> via_c(3 * 21);
+  CHECK(pola_model_run(model.get(), input.data(), 3, via_c.data()) == POLA_OK);
+  CHECK(logits == via_c);
+  CHECK(thrown<polaformer::InputError>([&] { model.run(std::vector<float>(5)); }).find("multiple") !=
+        std::string::npos);
+
+  // The image path equals preprocess + run.
+  const auto x = model.preprocess_image(dir + "/photo.png");
+  const auto a = model.run(x), b = model.run_images({dir + "/photo.png"});
+  CHECK(a == b);
+  CHECK(thrown<polaformer::InputError>([&] { model.run_images({dir + "/nope.png"}); }).find("nope.png") !=
+        std::string::npos);
+
+  // softmax / top_k: probabilities sum to 1, best first, the arg-max first.
+  const auto best = polaformer::top_k(a, 5);
+  CHECK(best.size() == 5);
+  double sum = 0;
+  for (float p : polaformer::softmax(a.data(), 21)) sum += p;
+  CHECK(std::fabs(sum - 1) < 1e-5);
+  for (size_t i = 1; i < best.size(); ++i) CHECK(best[i - 1].second >= best[i].second);
+  CHECK(best[0].first == int(std::max_element(a.begin(), a.end()) - a.begin()));
+  CHECK(polaformer::top_k(a, 100).size() == 21);
+
+  // Move-only ownership: the moved-from model is empty, the target works.
+  polaformer::Model moved = std::move(model);
+  CHECK(model.get() == nullptr && moved.get() != nullptr);
+  CHECK(moved.run(x) == a);
+
+  if (failures) std::fprintf(stderr, "%d check(s) failed\n", failures);
+  else std::printf("C++ API: all checks passed (library %s)\n", polaformer::version().c_str());
+  return failures ? 1 : 0;
+}
