@@ -16,7 +16,6 @@ struct PreprocessArgs {
   std::string output;
   int size = 224;
   int resize = 0; // 0: the default for `size`, see below
-  int channels = 3;
   std::string spec_json;
 };
 
@@ -42,13 +41,6 @@ pola::preprocess::PreprocessSpec make_spec(const PreprocessArgs &a, bool size_gi
   // SPEC.md section 7: the 224 models resize to 256 then crop 224; the 384
   // model resizes straight to 384. Other sizes default to a straight resize.
   s.resize = a.resize > 0 ? a.resize : (a.size == 224 ? 256 : a.size);
-  s.channels = a.channels;
-  if (a.channels == 1) {
-    // No grey model is released; the mean of the RGB statistics is a guess
-    // that keeps values in range. Use --spec for the real numbers.
-    s.mean = {(0.485f + 0.456f + 0.406f) / 3};
-    s.std = {(0.229f + 0.224f + 0.225f) / 3};
-  }
   s.validate();
   return s;
 }
@@ -63,9 +55,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto *size = c->add_option("--size", args->size, "Model input size = center-crop size (default 224)");
   auto *resize =
       c->add_option("--resize", args->resize, "Square resize before the crop (default: 256 for --size 224, else --size)");
-  c->add_option("--channels", args->channels, "3 (RGB) or 1 (grey, PIL convert('L'))")->check(CLI::IsMember({1, 3}));
   c->add_option("--spec", args->spec_json,
-                "The model's `preprocess` JSON object (weights/FORMAT.md), or @file.json; replaces --size/--resize");
+                "The model's `preprocess` JSON object (weights/FORMAT.md), or @file.json; replaces --size/--resize. "
+                "Grey models (\"channels\": 1, with their own mean/std) are only reachable this way");
   c->callback([args, size, resize] {
     const auto spec = make_spec(*args, size->count() > 0, resize->count() > 0);
     const std::vector<float> x = pola::preprocess::load_and_preprocess(args->image, spec);
