@@ -11,6 +11,8 @@ PACKAGES=(
   libzip-dev zipcmp zipmerge ziptool
   # sanitizers and fuzzers
   clang libclang-rt-14-dev
+  # clang's OpenMP runtime, for the libFuzzer build (scripts/fuzz.sh)
+  libomp-14-dev
   # the PyTorch reference, fixtures and the preprocessing comparison (/usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-pil python3-skimage
   # real data for the trained default models
