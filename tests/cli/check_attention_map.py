@@ -139,47 +139,48 @@ def main():
     ap.add_argument("--keep", help="work in this directory and keep it")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    work = args.keep or tempfile.mkdtemp(prefix="pola_attention_map_")
-    os.makedirs(work, exist_ok=True)
-    photo = os.path.join(work, "chelsea.png")
-    write_photo(photo)
-    worst = 0.0
-    for arch, seed, queries in CASES:
-        case = os.path.join(work, arch)
-        make_case(case, get_config(arch), arch=arch, seed=seed, batch=1)
-        model_path = os.path.join(case, "model.pola")
-        model, cfg, meta = load_reference(model_path)
-        x_path = os.path.join(case, "photo.npy")
-        pola(args, "preprocess", photo, "--spec", meta["preprocess"], "-o", x_path)
-        x = np.load(x_path)
-        for block, (qx, qy) in queries:
-            png, npy = os.path.join(case, f"{block}_{qx}_{qy}.png"), os.path.join(case, f"{block}_{qx}_{qy}.npy")
-            pola(args, "attention-map", "-m", model_path, photo, "--block", block, "--query", f"{qx},{qy}",
-                 "-o", png, "--npy", npy, "--zoom", "2", "--threads", "1")
-            got = np.load(npy).astype(np.float64)
-            want = reference_map(cfg, capture_features(model, x, block), block, qx, qy)
-            where = f"{arch} {block} query ({qx},{qy})"
-            assert got.shape == want.shape, f"{where}: map shape {got.shape}, reference {want.shape}"
-            assert abs(got.sum() - 1) < 1e-5, f"{where}: map sums to {got.sum()}"
-            # Engine q, k are float32 and raised to powers up to 5: relative error ~1e-5 per weight.
-            err = np.abs(got - want).max() / want.max()
-            worst = max(worst, err)
-            assert err < 1e-4, f"{where}: max |engine - reference| / max = {err:.3g}"
-            assert png_size(png) == (2 * cfg["img_size"],) * 2, f"{where}: PNG size {png_size(png)}"
-            print(f"ok  {where}: keys {got.size}, max weight {want.max():.4f}, rel. error {err:.2e}")
-    # Refusals name what is wrong.
-    pvt_model = os.path.join(work, "reduced_pvt_sr", "model.pola")
-    out = os.path.join(work, "bad.png")
-    r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
-             expect=1)
-    assert "block9.0" in r.stderr and "block1.0" in r.stderr, r.stderr
-    r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "72,0", "-o", out,
-             expect=1)
-    assert "outside" in r.stderr, r.stderr
-    r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "3;4", "-o", out,
-             expect=1)
-    assert "X,Y" in r.stderr, r.stderr
-    print(f"attention-map matches the reference (worst relative error {worst:.2e})")
+    with tempfile.TemporaryDirectory(prefix="pola_attention_map_") as tmp:
+        work = args.keep or tmp
+        os.makedirs(work, exist_ok=True)
+        photo = os.path.join(work, "chelsea.png")
+        write_photo(photo)
+        worst = 0.0
+        for arch, seed, queries in CASES:
+            case = os.path.join(work, arch)
+            make_case(case, get_config(arch), arch=arch, seed=seed, batch=1)
+            model_path = os.path.join(case, "model.pola")
+            model, cfg, meta = load_reference(model_path)
+            x_path = os.path.join(case, "photo.npy")
+            pola(args, "preprocess", photo, "--spec", meta["preprocess"], "-o", x_path)
+            x = np.load(x_path)
+            for block, (qx, qy) in queries:
+                png, npy = os.path.join(case, f"{block}_{qx}_{qy}.png"), os.path.join(case, f"{block}_{qx}_{qy}.npy")
+                pola(args, "attention-map", "-m", model_path, photo, "--block", block, "--query", f"{qx},{qy}",
+                     "-o", png, "--npy", npy, "--zoom", "2", "--threads", "1")
+                got = np.load(npy).astype(np.float64)
+                want = reference_map(cfg, capture_features(model, x, block), block, qx, qy)
+                where = f"{arch} {block} query ({qx},{qy})"
+                assert got.shape == want.shape, f"{where}: map shape {got.shape}, reference {want.shape}"
+                assert abs(got.sum() - 1) < 1e-5, f"{where}: map sums to {got.sum()}"
+                # Engine q, k are float32 and raised to powers up to 5: relative error ~1e-5 per weight.
+                err = np.abs(got - want).max() / want.max()
+                worst = max(worst, err)
+                assert err < 1e-4, f"{where}: max |engine - reference| / max = {err:.3g}"
+                assert png_size(png) == (2 * cfg["img_size"],) * 2, f"{where}: PNG size {png_size(png)}"
+                print(f"ok  {where}: keys {got.size}, max weight {want.max():.4f}, rel. error {err:.2e}")
+        # Refusals name what is wrong.
+        pvt_model = os.path.join(work, "reduced_pvt_sr", "model.pola")
+        out = os.path.join(work, "bad.png")
+        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
+                 expect=1)
+        assert "block9.0" in r.stderr and "block1.0" in r.stderr, r.stderr
+        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "72,0", "-o", out,
+                 expect=1)
+        assert "outside" in r.stderr, r.stderr
+        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "3;4", "-o", out,
+                 expect=1)
+        assert "X,Y" in r.stderr, r.stderr
+        print(f"attention-map matches the reference (worst relative error {worst:.2e})")
 
 
 if __name__ == "__main__":

@@ -67,68 +67,70 @@ def main():
     ap.add_argument("--pola", required=True)
     ap.add_argument("--keep", help="work in this directory and keep it")
     args = ap.parse_args()
-    work = args.keep or tempfile.mkdtemp(prefix="pola_cli_")
-    f = make_fixtures(work)
-    out = os.path.join(work, "out")
-    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pola_cli_") as tmp:
+        work = args.keep or tmp
+        os.makedirs(work, exist_ok=True)
+        f = make_fixtures(work)
+        out = os.path.join(work, "out")
+        os.makedirs(out, exist_ok=True)
 
-    commands = subcommands(args)
-    print("subcommands:", " ".join(commands))
-    for c in commands:
-        r = expect(args, [c, "--help"], 0, why="help")
-        if "Usage" not in r.stdout:
-            failures.append(f"pola {c} --help prints no usage line")
-    expect(args, [], 1, why="no subcommand")
-    expect(args, ["no-such-command"], 1, why="unknown subcommand")
-    expect(args, ["classify", "-m", f["model"], f["photo"], "--no-such-option"], 1, why="unknown option")
+        commands = subcommands(args)
+        print("subcommands:", " ".join(commands))
+        for c in commands:
+            r = expect(args, [c, "--help"], 0, why="help")
+            if "Usage" not in r.stdout:
+                failures.append(f"pola {c} --help prints no usage line")
+        expect(args, [], 1, why="no subcommand")
+        expect(args, ["no-such-command"], 1, why="unknown subcommand")
+        expect(args, ["classify", "-m", f["model"], f["photo"], "--no-such-option"], 1, why="unknown option")
 
-    # Commands that read a model file: each kind of wrong model.
-    model_users = {
-        "info": lambda m: ["info", m],
-        "run": lambda m: ["run", "-m", m, "-i", f["input"], "-o", os.path.join(out, "l.npy")],
-        "classify": lambda m: ["classify", "-m", m, f["photo"]],
-        "attention-map": lambda m: ["attention-map", "-m", m, f["photo"], "--block", "block1.0", "--query", "1,1",
-                                    "-o", os.path.join(out, "a.png")],
-        "bench": lambda m: ["bench", "-m", m],
-        "eval": lambda m: ["eval", "-m", m, "--data", work],
-    }
-    for c, argv in model_users.items():
-        if c not in commands:
-            continue
-        for why, bad in bad_model_cases(f):
-            expect(args, argv(bad), 1, names=bad, why=why)
+        # Commands that read a model file: each kind of wrong model.
+        model_users = {
+            "info": lambda m: ["info", m],
+            "run": lambda m: ["run", "-m", m, "-i", f["input"], "-o", os.path.join(out, "l.npy")],
+            "classify": lambda m: ["classify", "-m", m, f["photo"]],
+            "attention-map": lambda m: ["attention-map", "-m", m, f["photo"], "--block", "block1.0", "--query", "1,1",
+                                        "-o", os.path.join(out, "a.png")],
+            "bench": lambda m: ["bench", "-m", m],
+            "eval": lambda m: ["eval", "-m", m, "--data", work],
+        }
+        for c, argv in model_users.items():
+            if c not in commands:
+                continue
+            for why, bad in bad_model_cases(f):
+                expect(args, argv(bad), 1, names=bad, why=why)
 
-    # Commands that read images: each kind of wrong image.
-    image_users = {
-        "classify": lambda i: ["classify", "-m", f["model"], f["photo"], i],
-        "attention-map": lambda i: ["attention-map", "-m", f["model"], i, "--block", "block1.0", "--query", "1,1",
-                                    "-o", os.path.join(out, "a.png")],
-        "preprocess": lambda i: ["preprocess", i, "-o", os.path.join(out, "x.npy")],
-    }
-    for c, argv in image_users.items():
-        for why, bad in bad_image_cases(f):
-            expect(args, argv(bad), 1, names=bad, why=why)
+        # Commands that read images: each kind of wrong image.
+        image_users = {
+            "classify": lambda i: ["classify", "-m", f["model"], f["photo"], i],
+            "attention-map": lambda i: ["attention-map", "-m", f["model"], i, "--block", "block1.0", "--query", "1,1",
+                                        "-o", os.path.join(out, "a.png")],
+            "preprocess": lambda i: ["preprocess", i, "-o", os.path.join(out, "x.npy")],
+        }
+        for c, argv in image_users.items():
+            for why, bad in bad_image_cases(f):
+                expect(args, argv(bad), 1, names=bad, why=why)
 
-    # pola run: arrays that do not fit the model.
-    run = lambda i: ["run", "-m", f["model"], "-i", i, "-o", os.path.join(out, "l.npy")]  # noqa: E731
-    expect(args, run(f["wrong_shape"]), 1, names=f["wrong_shape"], why="input of the wrong shape")
-    expect(args, run(f["photo"]), 1, names=f["photo"], why="PNG as input array")
-    expect(args, run(f["missing"]), 1, names=f["missing"], why="missing input array")
-    expect(args, ["convert", f["random"], "-o", os.path.join(out, "m.pola")], 1, names=f["random"],
-           why="random bytes as checkpoint")
-    # Output that cannot be written.
-    unwritable = os.path.join(work, "no_such_dir", "map.png")
-    expect(args, ["attention-map", "-m", f["model"], f["photo"], "--block", "block1.0", "--query", "1,1",
-                  "-o", unwritable], 1, names=unwritable, why="unwritable output")
+        # pola run: arrays that do not fit the model.
+        run = lambda i: ["run", "-m", f["model"], "-i", i, "-o", os.path.join(out, "l.npy")]  # noqa: E731
+        expect(args, run(f["wrong_shape"]), 1, names=f["wrong_shape"], why="input of the wrong shape")
+        expect(args, run(f["photo"]), 1, names=f["photo"], why="PNG as input array")
+        expect(args, run(f["missing"]), 1, names=f["missing"], why="missing input array")
+        expect(args, ["convert", f["random"], "-o", os.path.join(out, "m.pola")], 1, names=f["random"],
+               why="random bytes as checkpoint")
+        # Output that cannot be written.
+        unwritable = os.path.join(work, "no_such_dir", "map.png")
+        expect(args, ["attention-map", "-m", f["model"], f["photo"], "--block", "block1.0", "--query", "1,1",
+                      "-o", unwritable], 1, names=unwritable, why="unwritable output")
 
-    # And the happy paths exit 0.
-    expect(args, run(f["input"]), 0, why="valid input")
-    expect(args, ["classify", "-m", f["model"], f["photo"], f["photo2"]], 0, why="valid images")
+        # And the happy paths exit 0.
+        expect(args, run(f["input"]), 0, why="valid input")
+        expect(args, ["classify", "-m", f["model"], f["photo"], f["photo2"]], 0, why="valid images")
 
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
-        sys.exit(1)
-    print("all CLI checks passed")
+        if failures:
+            print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+            sys.exit(1)
+        print("all CLI checks passed")
 
 
 if __name__ == "__main__":
