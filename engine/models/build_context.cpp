@@ -25,6 +25,26 @@ TensorView2D token_view(const Rows &r, int64_t batch) {
   return v;
 }
 
+namespace {
+
+// The one place a matmul node is made: dst = src W^T + b with optional post-ops.
+void add_matmul_node(BuildContext &ctx, const std::string &name, const ops::LinearParams &p, const Rows &src,
+                     const Rows &dst, bool gelu, bool accumulate) {
+  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, src.ld, dst.ld, gelu, accumulate}, ctx.packed);
+  Plan &plan = ctx.plan;
+  plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
+                 token_view(dst, plan.batch));
+}
+
+// Rows [first, first + count) of each range of a (rows, width) tensor, concatenated.
+std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<std::pair<int64_t, int64_t>> &ranges) {
+  std::vector<float> out;
+  for (auto &r : ranges) out.insert(out.end(), t + r.first * width, t + (r.first + r.second) * width);
+  return out;
+}
+
+} // namespace
+
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
                 const Rows &dst, bool has_bias, bool gelu, bool accumulate) {
   ops::LinearParams p;
@@ -32,11 +52,7 @@ void add_linear(BuildContext &ctx, const std::string &name, const std::string &p
   p.out = dst.cols;
   p.weight = ctx.weights.get(prefix + ".weight", {p.out, p.in});
   p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {p.out}) : nullptr;
-  ops::LinearShape s{src.rows, src.ld, dst.ld, gelu, accumulate};
-  auto *op = ctx.make<ops::Linear>(p, s, ctx.packed);
-  Plan &plan = ctx.plan;
-  ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
-                     token_view(dst, plan.batch));
+  add_matmul_node(ctx, name, p, src, dst, gelu, accumulate);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -47,22 +63,12 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   const float *b = ctx.weights.get(prefix + ".bias", {full_out});
   std::string key = prefix;
   for (auto &r : row_ranges) key += ":" + std::to_string(r.first) + "+" + std::to_string(r.second);
-  const float *ws = ctx.weights.derived(key + ".weight", [&] {
-    std::vector<float> out;
-    for (auto &r : row_ranges) out.insert(out.end(), w + r.first * in, w + (r.first + r.second) * in);
-    return out;
-  });
-  const float *bs = ctx.weights.derived(key + ".bias", [&] {
-    std::vector<float> out;
-    for (auto &r : row_ranges) out.insert(out.end(), b + r.first, b + r.first + r.second);
-    return out;
-  });
-  ops::LinearParams p{ws, bs, in, dst.cols};
-  ops::LinearShape s{src.rows, src.ld, dst.ld, false, false};
-  auto *op = ctx.make<ops::Linear>(p, s, ctx.packed);
-  Plan &plan = ctx.plan;
-  ctx.plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
-                     token_view(dst, plan.batch));
+  ops::LinearParams p;
+  p.in = in;
+  p.out = dst.cols;
+  p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
+  p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+  add_matmul_node(ctx, name, p, src, dst, false, false);
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -74,15 +80,13 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
   lp.out = dst.cols;
   lp.weight = ctx.weights.get(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
   lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
-  auto *op = ctx.make<ops::Linear>(lp, ops::LinearShape{rows, k, dst.ld, false, false}, ctx.packed);
   Rows patches = reserve_rows(ctx, "patches", rows, k);
   Plan &plan = ctx.plan;
   Rows src_copy = src_rows ? *src_rows : Rows{};
   plan.graph.add(name + ".patchify", [=, &plan] {
     ops::patchify(grid, src_ptr ? *src_ptr : src_copy.ptr(), patches.ptr(), plan.threads);
   });
-  plan.graph.add(name, [op, patches, dst, &plan] { op->run(plan.stream, patches.ptr(), dst.ptr()); },
-                 token_view(dst, plan.batch));
+  add_matmul_node(ctx, name, lp, patches, dst, false, false);
 }
 
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
@@ -96,6 +100,14 @@ void add_layernorm(BuildContext &ctx, const std::string &name, const std::string
   };
   if (report_output) ctx.plan.graph.add(name, run, token_view(dst, plan.batch));
   else ctx.plan.graph.add(name, run);
+}
+
+void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x, const Rows &xn,
+                      int64_t hidden, float eps) {
+  add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
+  Rows hid = reserve_rows(ctx, "hidden", x.rows, hidden);
+  add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
+  add_linear(ctx, block, block + ".mlp.fc2", hid, x, true, false, true);
 }
 
 namespace {

@@ -68,6 +68,12 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
                    const Rows &dst, float eps, bool report_output);
 
+// The second half of every block: x += fc2(GELU(fc1(LayerNorm(x)))), with the
+// weights `block.norm2.*`, `block.mlp.fc1.*`, `block.mlp.fc2.*`; the last node
+// is named `block` (the block's output). `xn` is scratch of x's shape.
+void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x, const Rows &xn,
+                      int64_t hidden, float eps);
+
 // The L block's core for `sequences` independent sequences of n_q query and
 // n_k key tokens each (images, or Swin windows of side `grid`), q/g from one
 // projection and k/v from another; writes out = (attn + dwc(v_full)) * g.

@@ -112,10 +112,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
   }
 
-  add_layernorm(ctx, pre + ".norm2", pre + ".norm2", x, xn, kEps, false);
-  Rows hid = reserve_rows(ctx, "hidden", M, hidden);
-  add_linear(ctx, pre + ".mlp.fc1", pre + ".mlp.fc1", xn, hid, true, true, false);
-  add_linear(ctx, pre, pre + ".mlp.fc2", hid, x, true, false, true);
+  add_mlp_residual(ctx, pre, x, xn, hidden, kEps);
 }
 
 } // namespace
