@@ -20,8 +20,12 @@ def default_preprocess(cfg):
     """FORMAT.md preprocess: resize to a square 256/224 * input, center crop (384: no crop)."""
     size = cfg["img_size"]
     resize = size if size >= 384 else int(round(size * 256 / 224))
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    if cfg["in_chans"] == 1:
+        # Grey models: one statistic, the mean of ImageNet's three.
+        mean, std = [sum(mean) / 3], [sum(std) / 3]
     return {"input_size": size, "resize": resize, "crop": size, "interpolation": "bicubic",
-            "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225], "channels": cfg["in_chans"]}
+            "mean": mean, "std": std, "channels": cfg["in_chans"]}
 
 
 def default_classes(cfg):
