@@ -89,7 +89,7 @@ def main():
             r = subprocess.run([exe, os.path.join(args.fixture, "no_such.pola"), photo], capture_output=True, text=True)
             assert r.returncode == 1 and "no_such.pola" in r.stderr, (r.returncode, r.stderr)
 
-        # The pkg-config line from docs/usage.md.
+        # The pkg-config line from README.md.
         env = dict(os.environ, PKG_CONFIG_PATH=pc_dir)
         flags = shlex.split(sh(["pkg-config", "--cflags", "--libs", "polaformer"], env=env))
         exe = os.path.join(work, "classify_c_pkgconfig")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs the examples of docs/usage.md, so the documentation cannot drift from the tools.
+"""Runs the examples of README.md, so the documentation cannot drift from the tools.
 
 Fenced blocks whose info string is `sh test` are run, in order, as one bash script
 (`set -euo pipefail`) in a scratch directory that looks like the top of a built checkout:
@@ -8,7 +8,7 @@ models (or, while those are not there yet, stand-ins with the same names made by
 reference), with the build's `pola` first on PATH. Blocks `c test FILE` / `cpp test FILE` are
 written to FILE first, so the shell blocks can compile them. Plain `sh` blocks are shown only.
 
-  /usr/bin/python3 check_usage_doc.py --doc docs/usage.md --build BUILD --source SRC --pola PATH [--keep DIR]
+  /usr/bin/python3 check_usage_doc.py --doc README.md --build BUILD --source SRC --pola PATH [--keep DIR]
 """
 import argparse
 import glob
