@@ -84,16 +84,15 @@ void bench(const BenchArgs &a) {
 
   for (int i = 0; i < a.warmup; ++i) model->run(input.data(), a.batch, logits.data());
   std::vector<double> ms;
-  std::map<std::string, double> node_time;
+  // Per node, the time of every run; the profile reports medians so that a
+  // run preempted by another process does not distort it.
+  std::map<std::string, std::vector<double>> node_runs;
   std::vector<std::string> node_order;
   pola::NodeObserver observer = [&](const pola::Node &n, double s) {
-    auto it = node_time.find(n.name);
-    if (it == node_time.end()) {
+    auto &runs = node_runs[n.name];
+    if (runs.empty() && (node_order.empty() || std::find(node_order.begin(), node_order.end(), n.name) == node_order.end()))
       node_order.push_back(n.name);
-      node_time[n.name] = s;
-    } else {
-      it->second += s;
-    }
+    runs.push_back(s);
   };
   for (int i = 0; i < a.runs; ++i) {
     auto t0 = Clock::now();
@@ -101,6 +100,8 @@ void bench(const BenchArgs &a) {
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   const double median = percentile(ms, 0.5), p90 = percentile(ms, 0.9);
+  std::map<std::string, double> node_time; // median seconds per run
+  for (auto &n : node_runs) node_time[n.first] = percentile(n.second, 0.5);
   const double gflop = 2.0 * pola::macs_per_image(cfg) * a.batch / 1e9;
   const double gflops = gflop / (median / 1e3);
   const double peak = a.peak > 0 ? a.peak : measure_peak_gflops(model->threads());
@@ -115,7 +116,7 @@ void bench(const BenchArgs &a) {
                      {"commit", POLA_GIT_COMMIT}};
     if (a.profile) {
       nlohmann::json nodes = nlohmann::json::array();
-      for (const auto &n : node_order) nodes.push_back({{"node", n}, {"ms", node_time[n] / a.runs * 1e3}});
+      for (const auto &n : node_order) nodes.push_back({{"node", n}, {"ms", node_time[n] * 1e3}});
       j["profile"] = nodes;
     }
     std::printf("%s\n", j.dump().c_str());
@@ -142,14 +143,14 @@ void bench(const BenchArgs &a) {
     std::vector<std::pair<double, std::string>> kinds;
     for (auto &k : by_kind) kinds.push_back({k.second, k.first});
     std::sort(kinds.rbegin(), kinds.rend());
-    std::printf("\nprofile by kind (ms per run, share):\n");
-    for (auto &k : kinds) std::printf("  %-28s %8.3f  %5.1f%%\n", k.second.c_str(), k.first / a.runs * 1e3, 100 * k.first / total);
+    std::printf("\nprofile by kind (sum of per-node medians, ms per run, share):\n");
+    for (auto &k : kinds) std::printf("  %-28s %8.3f  %5.1f%%\n", k.second.c_str(), k.first * 1e3, 100 * k.first / total);
     std::vector<std::pair<double, std::string>> top;
     for (const auto &n : node_order) top.push_back({node_time[n], n});
     std::sort(top.rbegin(), top.rend());
-    std::printf("\nslowest nodes (ms per run):\n");
+    std::printf("\nslowest nodes (median ms per run):\n");
     for (size_t i = 0; i < std::min<size_t>(25, top.size()); ++i)
-      std::printf("  %-44s %8.3f\n", top[i].second.c_str(), top[i].first / a.runs * 1e3);
+      std::printf("  %-44s %8.3f\n", top[i].second.c_str(), top[i].first * 1e3);
   }
 }
 
