@@ -1,0 +1,138 @@
+// `pola eval`: top-1 / top-5 accuracy of a model on a labelled image set.
+//
+//   pola eval --model M.pola --data DIR [--split t10k] [--labels FILE] [--limit N]
+//             [--threads N] [--batch B] [--json] [--predictions OUT.csv]
+//
+// DIR is an IDX pair (MNIST / Fashion-MNIST), a labels file's root, or an
+// ImageFolder tree: apps/eval/dataset.h has the rules. Every image, including
+// IDX pixels, goes through the model's own `preprocess` metadata with the
+// engine's PIL-matching pipeline (engine/preprocess), so an IDX image scores
+// exactly like a PNG of the same pixels.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "engine/api/model_image_spec.h"
+#include "engine/model.h"
+#include "engine/preprocess/preprocess.h"
+#include "eval/dataset.h"
+#include "eval/eval_report.h"
+#include "eval/metrics.h"
+#include "eval/progress_bar.h"
+#include "weights/error.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct EvalArgs {
+  std::string model, data, split = "t10k", labels, predictions;
+  int64_t limit = 0;
+  int threads = 0, batch = 64;
+  size_t confused = 5;
+  bool json = false;
+};
+
+// Decodes and preprocesses images [first, first + count) into `out` in parallel. The first
+// failure is rethrown after the parallel region (exceptions must not leave an OpenMP region).
+void preprocess_batch(const pola::eval::Dataset &data, size_t first, int count,
+                      const pola::preprocess::PreprocessSpec &spec, int threads, float *out) {
+  const size_t per_image = size_t(spec.channels) * spec.crop * spec.crop;
+  std::exception_ptr failure;
+#pragma omp parallel for num_threads(threads) schedule(dynamic)
+  for (int b = 0; b < count; ++b) {
+    try {
+      const std::vector<float> x = pola::preprocess::preprocess_image(data.load(first + b, spec.channels), spec);
+      std::copy(x.begin(), x.end(), out + b * per_image);
+    } catch (...) {
+#pragma omp critical
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+void eval_command(const EvalArgs &a) {
+  pola::ModelOptions options;
+  options.threads = a.threads;
+  auto model = pola::Model::load(a.model, options);
+  const auto spec = pola::api::model_image_spec(*model, a.model); // shared with `pola classify`
+  const auto class_names = model->class_names();
+  const int classes = model->config().num_classes;
+
+  auto data = pola::eval::open_dataset({a.data, a.split, a.labels}, class_names);
+  const size_t n = a.limit > 0 ? std::min<size_t>(data->size(), size_t(a.limit)) : data->size();
+
+  std::ofstream predictions;
+  if (!a.predictions.empty()) {
+    predictions.open(a.predictions);
+    if (!predictions) throw pola::InputError(a.predictions + ": cannot write the predictions file");
+    predictions << "index,item,label,top1\n";
+  }
+
+  pola::eval::EvalRun run;
+  run.model_path = a.model;
+  run.arch = model->config().arch;
+  run.data_description = data->description() + (n < data->size() ? ", first " + std::to_string(n) : "");
+  run.class_names = class_names;
+  run.threads = model->threads();
+  run.batch = a.batch;
+  run.confused_pairs = a.confused;
+
+  pola::eval::Metrics metrics(classes);
+  pola::eval::ProgressBar bar{int64_t(n)};
+  const size_t per_image = size_t(spec.channels) * spec.crop * spec.crop;
+  std::vector<float> input(per_image * a.batch), logits(size_t(classes) * a.batch);
+  const auto start = Clock::now();
+  for (size_t first = 0; first < n; first += a.batch) {
+    const int count = int(std::min<size_t>(a.batch, n - first));
+    preprocess_batch(*data, first, count, spec, run.threads, input.data());
+    const auto t0 = Clock::now();
+    model->run(input.data(), count, logits.data());
+    run.seconds_model += std::chrono::duration<double>(Clock::now() - t0).count();
+    for (int b = 0; b < count; ++b) {
+      const int label = data->label(first + b);
+      const int top1 = metrics.add(logits.data() + size_t(b) * classes, label);
+      if (predictions.is_open())
+        predictions << first + b << ",\"" << data->item_name(first + b) << "\"," << label << "," << top1 << "\n";
+    }
+    bar.update(int64_t(first + count), metrics.top1_percent());
+  }
+  run.seconds_total = std::chrono::duration<double>(Clock::now() - start).count();
+  bar.finish();
+  if (predictions.is_open() && !predictions.flush())
+    throw pola::InputError(a.predictions + ": writing the predictions failed");
+  const std::string report = a.json ? pola::eval::json_report(run, metrics) : pola::eval::text_report(run, metrics);
+  std::fputs(report.c_str(), stdout);
+}
+
+pola::app::RegisterCommand reg([](CLI::App &root) {
+  auto a = std::make_shared<EvalArgs>();
+  auto *c = root.add_subcommand("eval", "Top-1 / top-5 accuracy on a labelled image set (IDX pair, ImageFolder "
+                                        "tree or labels file), with throughput and the most confused classes");
+  c->add_option("--model,-m", a->model, "Model file (.pola)")->required();
+  c->add_option("--data,-d", a->data,
+                "Directory: an IDX pair <split>-images-idx3-ubyte[.gz] + <split>-labels-idx1-ubyte[.gz], "
+                "or one sub-folder per class (sorted folder order = class index), or the root of --labels paths")
+      ->required();
+  c->add_option("--split", a->split, "IDX split name, the file-name prefix (default t10k; e.g. train)");
+  c->add_option("--labels", a->labels,
+                "Labels file: one 'PATH<TAB>LABEL' per line, PATH relative to --data, LABEL a class index or name");
+  c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")->check(CLI::Range(1, 4096));
+  c->add_option("--predictions", a->predictions, "Also write index,item,label,top1 per image to this CSV file");
+  c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)");
+  c->add_flag("--json", a->json, "Print the results as one JSON object");
+  c->callback([a] { eval_command(*a); });
+});
+
+} // namespace
