@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Train a small Pola-PVT or Pola-Swin from scratch on Fashion-MNIST, then ship it.
 
-  /usr/bin/python3 training/train_fashion.py --model fashion_pola_pvt  [--epochs 6] [--shift 0] [--threads 2]
+  /usr/bin/python3 training/train_fashion.py --model fashion_pola_pvt  [--epochs N] [--shift 0] [--threads 2]
 
 Steps: read the IDX files, resize every image once with PIL (cached), train with AdamW and a
 cosine schedule, evaluate on the 10,000 test images after every epoch, save the last epoch as
@@ -35,7 +35,7 @@ import torch.nn.functional as F  # noqa: E402
 sys.path.insert(0, HERE)
 import fashion_data  # noqa: E402
 from export_fashion import export_checkpoint  # noqa: E402
-from fashion_models import CONFIGS, FASHION_MEAN, FASHION_STD, PREPROCESS, build_fashion_model  # noqa: E402
+from fashion_models import CONFIGS, FASHION_MEAN, FASHION_STD, PREPROCESS, TRAINING_EPOCHS, build_fashion_model  # noqa: E402
 from training_config import CfgNode  # noqa: E402  (tests/reference, on sys.path via fashion_models)
 from traps import RunContext  # noqa: E402
 
@@ -114,8 +114,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, choices=sorted(CONFIGS))
     # 4 epochs with --shift 2 reached only 88.6% (PVT): these few epochs underfit, so the
-    # defaults train longer and augment with flips only.
-    ap.add_argument("--epochs", type=int, default=6)
+    # defaults train longer (TRAINING_EPOCHS) and augment with flips only.
+    ap.add_argument("--epochs", type=int, help="default: TRAINING_EPOCHS[model] (6 PVT, 8 Swin)")
     ap.add_argument("--shift", type=int, default=0, help="random shift augmentation, pixels (0 = off)")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -129,7 +129,10 @@ def parse_args():
     ap.add_argument("--cache-dir", default="/tmp/pola_fashion_cache")
     ap.add_argument("--runs-dir", default=os.path.join(HERE, "runs"), help="where the .pth checkpoint goes")
     ap.add_argument("--models-dir", default=os.path.join(REPO, "models"), help="where .pola and .log go")
-    return ap.parse_args()
+    args = ap.parse_args()
+    if args.epochs is None:
+        args.epochs = TRAINING_EPOCHS[args.model]
+    return args
 
 
 def main():
