@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""Times the PyTorch reference model (float32) in this process and prints one JSON line.
+
+  /usr/bin/python3 torch_bench.py --model M.pola --batch B --threads N [--runs R] [--warmup W]
+                                  [--input X.npy --output Y.npy]
+
+Run as a child of compare.py, one process per measurement, so the parent can read this
+process's peak RSS alone (GNU time). This is how a user of the authors' code would run it:
+eval mode, no autograd, torch.set_num_threads(N), one inter-op thread.
+"""
+import argparse
+import json
+import resource
+import time
+
+import numpy as np
+import torch
+
+from peer_models import input_shape, load_torch_model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--input", help="float32 NCHW .npy (default: fixed random images)")
+    ap.add_argument("--output", help="write the last run's logits here (.npy)")
+    args = ap.parse_args()
+
+    # The default here can be 1 (PEERS.md); inter-op parallelism plays no part in one forward pass.
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    model, cfg = load_torch_model(args.model)
+    if args.input:
+        images = torch.from_numpy(np.load(args.input).astype(np.float32))
+    else:
+        images = torch.from_numpy(np.random.default_rng(0).standard_normal(input_shape(cfg, args.batch),
+                                                                         dtype=np.float32))
+    times = []
+    with torch.inference_mode():
+        for _ in range(args.warmup):
+            logits = model(images)
+        for _ in range(args.runs):
+            start = time.perf_counter()
+            logits = model(images)
+            times.append((time.perf_counter() - start) * 1e3)
+    if args.output:
+        np.save(args.output, logits.numpy())
+    print(json.dumps({
+        "engine": "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
+        "batch": int(images.shape[0]), "times_ms": times,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
+    }))
+
+
+if __name__ == "__main__":
+    main()
