@@ -8,7 +8,7 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache)
-    : s_(s), has_bias_(bias != nullptr) {
+    : s_(s) {
   out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
   out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
   auto &eng = cpu_engine();
@@ -45,15 +45,17 @@ Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, Pac
   weights_ = cache.get(weight, user_w, pd.weights_desc());
   src_ = dnnl::memory(src_md, eng, DNNL_MEMORY_NONE);
   dst_ = dnnl::memory(dst_md, eng, DNNL_MEMORY_NONE);
+  args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+  if (bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
 }
 
 void Conv2d::run(dnnl::stream &stream, const float *src, float *dst) {
+  // The memory objects in args_ share their handles with src_ and dst_, so
+  // pointing these at this call's buffers updates the prebuilt argument map:
+  // a call allocates nothing.
   src_.set_data_handle(const_cast<float *>(src));
   dst_.set_data_handle(dst);
-  if (has_bias_)
-    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}});
-  else
-    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+  prim_.execute(stream, args_);
 }
 
 } // namespace pola::ops

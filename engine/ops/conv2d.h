@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <unordered_map>
 
 #include "engine/packed_weights.h"
 
@@ -30,8 +31,8 @@ class Conv2d {
  private:
   Conv2dShape s_;
   int64_t out_h_ = 0, out_w_ = 0;
-  bool has_bias_ = false;
   dnnl::memory weights_, bias_, src_, dst_;
+  std::unordered_map<int, dnnl::memory> args_;
   dnnl::convolution_forward prim_;
 };
 

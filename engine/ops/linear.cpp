@@ -33,15 +33,17 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   weights_ = cache.get(p.weight, user_w, pd.weights_desc());
   src_ = dnnl::memory(src_md, eng, DNNL_MEMORY_NONE);
   dst_ = dnnl::memory(dst_md, eng, DNNL_MEMORY_NONE);
+  args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+  if (bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
 }
 
 void Linear::run(dnnl::stream &stream, const float *src, float *dst) {
+  // The memory objects in args_ share their handles with src_ and dst_, so
+  // pointing these at this call's buffers updates the prebuilt argument map:
+  // a call allocates nothing.
   src_.set_data_handle(const_cast<float *>(src));
   dst_.set_data_handle(dst);
-  if (p_.bias)
-    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}});
-  else
-    prim_.execute(stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+  prim_.execute(stream, args_);
 }
 
 } // namespace pola::ops

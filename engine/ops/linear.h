@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <dnnl.hpp>
+#include <unordered_map>
 
 #include "engine/packed_weights.h"
 
@@ -34,6 +35,7 @@ class Linear {
   LinearParams p_;
   LinearShape s_;
   dnnl::memory weights_, bias_, src_, dst_;
+  std::unordered_map<int, dnnl::memory> args_;
   dnnl::matmul prim_;
 };
 
