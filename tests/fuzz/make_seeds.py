@@ -9,6 +9,7 @@ Seeds are valid (or interestingly invalid) files a fuzzer mutates from:
   torch_pickle/ the data.pkl of those zips, plus pickles that name os.system / builtins.exec
   npy/          arrays written by numpy (float32 in all three header versions, and refusable ones)
   image/        tiny pictures written by PIL in every format the decoder handles
+and tests/fuzz/regressions/<target>/: inputs that once exposed bugs, replayed by every build.
 Needs Debian's python3-torch, python3-numpy and python3-pil (run with /usr/bin/python3).
 The generated files are committed; rerun this only when a format changes. Every corpus stays
 far below 1 MB so that fuzzing starts fast.
@@ -152,6 +153,30 @@ def image_seeds(out):
     rgb.convert("L").save(os.path.join(d, "grey.pgm"))
 
 
+def regression_inputs(regressions):
+    """Inputs that exposed bugs fixed for issue #7, replayed by every build (fuzz.replay_*):
+    a Swin model whose config implies 100 GB of activations, one whose softmax bias table
+    expands to gigabytes, a config integer written as 1e300, and checkpoints whose shapes
+    overflowed config detection or implied a million blocks."""
+    sys.path.insert(0, os.path.join(HERE, "..", "security"))
+    import hostile_inputs as H
+    cases = {
+        "model_file/swin_one_token_windows_100GB_arena.pola": H.swin_one_token_windows(),
+        "model_file/swin_softmax_table_1GB.pola": H.swin_huge_softmax_window(window=128),
+        "model_file/img_size_1e300.pola": H.model_with_config_text(
+            "tiny_pvt.pola", lambda t: t.replace('"img_size": 16', '"img_size": 1e300')),
+        "checkpoint/block_index_999999.safetensors": H.safetensors_checkpoint_with(
+            {"block1.999999.norm1.weight": np.zeros(4)}),
+    }
+    header, body = H.split_safetensors(H.seed("checkpoint", "tiny_swin.safetensors"))
+    key = next(k for k in header if k.endswith("attn_mask"))
+    begin = header[key]["data_offsets"][0]
+    header[key].update(shape=[2 ** 62, 2 ** 62, 0], data_offsets=[begin, begin])
+    cases["checkpoint/attn_mask_2pow62_windows.safetensors"] = H.join_safetensors(header, body)
+    for name, data in cases.items():
+        write(os.path.join(regressions, name), data)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "corpus"))
@@ -164,6 +189,7 @@ def main():
         torch_view_seeds(args.out, work)
     npy_seeds(args.out)
     image_seeds(args.out)
+    regression_inputs(os.path.join(HERE, "regressions"))
     for target in sorted(os.listdir(args.out)):
         files = os.listdir(os.path.join(args.out, target))
         size = sum(os.path.getsize(os.path.join(args.out, target, f)) for f in files)

@@ -85,15 +85,27 @@ def model_file(config, tensors, preprocess=None, classes=None):
     return safetensors_io.encode({k: np.asarray(v, np.float32) for k, v in tensors.items()}, meta)
 
 
-def swin_without_blocks(dim=65536, img=4096):
-    """A consistent Swin model file whose one stage has no blocks: a few MB of weights that
-    imply activations of img^2 tokens x dim channels (terabytes) unless the engine caps them."""
-    cfg = dict(family="swin", img_size=img, in_chans=1, num_classes=1, embed_dims=[dim], depths=[0],
+def swin_one_token_windows(img=32768):
+    """A consistent Swin model file of a few hundred bytes of weights: polarity windows of one
+    token make the positional encoding tiny while img^2 = 2^30 tokens imply ~100 GB of
+    activations, which the engine must refuse before allocating its arena."""
+    dim = 2
+    cfg = dict(family="swin", img_size=img, in_chans=1, num_classes=1, embed_dims=[dim], depths=[1],
                num_heads=[1], mlp_ratios=[1], attn_types=["L"], alpha=4, kernel_size=3, patch_size=1,
-               window_size=1024, window_size_softmax=7)
+               window_size=1, window_size_softmax=1)
     z = np.zeros
+    b = "layers.0.blocks.0."
     tensors = {"patch_embed.proj.weight": z((dim, 1, 1, 1)), "patch_embed.proj.bias": z(dim),
                "patch_embed.norm.weight": z(dim), "patch_embed.norm.bias": z(dim),
+               b + "norm1.weight": z(dim), b + "norm1.bias": z(dim),
+               b + "attn.qkvg.weight": z((4 * dim, dim)), b + "attn.qkvg.bias": z(4 * dim),
+               b + "attn.proj.weight": z((dim, dim)), b + "attn.proj.bias": z(dim),
+               b + "attn.dwc.weight": z((dim, 1, 3, 3)), b + "attn.dwc.bias": z(dim),
+               b + "attn.power": z((1, 1, 1, dim)), b + "attn.scale": z((1, 1, dim)),
+               b + "attn.positional_encoding": z((1, 1, dim)),
+               b + "norm2.weight": z(dim), b + "norm2.bias": z(dim),
+               b + "mlp.fc1.weight": z((dim, dim)), b + "mlp.fc1.bias": z(dim),
+               b + "mlp.fc2.weight": z((dim, dim)), b + "mlp.fc2.bias": z(dim),
                "norm.weight": z(dim), "norm.bias": z(dim), "head.weight": z((1, dim)), "head.bias": z(1)}
     return model_file(cfg, tensors)
 
