@@ -20,11 +20,18 @@ Slot *Arena::reserve(const std::string &name, size_t floats) {
 
 void Arena::FreeDeleter::operator()(void *p) const { std::free(p); }
 
-void Arena::allocate() {
-  constexpr size_t kAlign = 64;
+namespace {
+constexpr size_t kAlign = 64;
+}
+
+size_t Arena::planned_bytes() const {
   size_t total = 0;
   for (auto &s : slots_) total += (s.floats * sizeof(float) + kAlign - 1) / kAlign * kAlign;
-  if (total == 0) total = kAlign;
+  return total == 0 ? kAlign : total;
+}
+
+void Arena::allocate() {
+  const size_t total = planned_bytes();
   void *p = std::aligned_alloc(kAlign, total);
   if (!p) throw std::bad_alloc();
   block_.reset(p);

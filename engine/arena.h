@@ -24,6 +24,8 @@ class Arena {
   // Allocates every slot (64-byte aligned). Call once, after building.
   void allocate();
   size_t bytes() const { return bytes_; }
+  // What allocate() will ask for, so callers can refuse absurd plans first.
+  size_t planned_bytes() const;
 
  private:
   std::deque<Slot> slots_;

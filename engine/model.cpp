@@ -65,6 +65,15 @@ std::unique_ptr<Plan> Model::build(int batch) {
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   if (cfg_.family == Family::pvt) models::build_pvt(ctx);
   else models::build_swin(ctx);
+  // Activation sizes come from the file's config, not from its tensors (Swin
+  // windows of one token need almost no weights for 2^30 tokens): refuse
+  // absurd ones before allocating. The released models need under 100 MB per image.
+  constexpr size_t kMaxArenaBytesPerImage = size_t{2} << 30;
+  const size_t planned = plan->arena.planned_bytes();
+  if (planned / static_cast<size_t>(batch) > kMaxArenaBytesPerImage)
+    throw InputError(weights_.file().path() + ": the model config needs " + std::to_string(planned >> 20) +
+                     " MB of activations for " + std::to_string(batch) + " image(s), more than the " +
+                     std::to_string(kMaxArenaBytesPerImage >> 20) + " MB per image this engine allows");
   plan->arena.allocate();
   return plan;
 }

@@ -45,6 +45,9 @@ struct Detector {
   }
 
   int64_t exact_sqrt(int64_t v, const std::string &what) const {
+    // Bounded first: near 2^63 the rounded root squared overflows int64, and no
+    // real token count comes close (shapes with a zero dimension can claim any size).
+    if (v > (int64_t{1} << 40)) fail(what + " has " + std::to_string(v) + " rows, implausibly many tokens");
     auto r = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(v))));
     if (r <= 0 || r * r != v) fail(what + " has " + std::to_string(v) + " rows, not a square number of tokens");
     return r;

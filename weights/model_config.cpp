@@ -99,25 +99,39 @@ ModelConfig config_from_json(const Json &j, const std::string &context) {
     if (it == j.end()) bad(context, std::string("config has no '") + k + "'");
     return *it;
   };
+  // Integers only: get<int64_t>() would truncate 16.5 to 16, and casting a
+  // float beyond int64 range (1e300) is undefined behaviour.
+  auto need_int = [&](const char *k) -> int64_t {
+    const Json &v = need(k);
+    if (!v.is_number_integer()) bad(context, std::string("config '") + k + "' is not an integer");
+    return v.get<int64_t>();
+  };
+  auto need_ints = [&](const char *k) {
+    const Json &v = need(k);
+    if (!v.is_array()) bad(context, std::string("config '") + k + "' is not a list");
+    for (const auto &e : v)
+      if (!e.is_number_integer()) bad(context, std::string("config '") + k + "' holds a non-integer");
+    return v.get<std::vector<int64_t>>();
+  };
   try {
     c.family = need("family").get<std::string>();
-    c.img_size = need("img_size").get<int64_t>();
-    c.in_chans = need("in_chans").get<int64_t>();
-    c.num_classes = need("num_classes").get<int64_t>();
-    c.embed_dims = need("embed_dims").get<std::vector<int64_t>>();
-    c.depths = need("depths").get<std::vector<int64_t>>();
-    c.num_heads = need("num_heads").get<std::vector<int64_t>>();
+    c.img_size = need_int("img_size");
+    c.in_chans = need_int("in_chans");
+    c.num_classes = need_int("num_classes");
+    c.embed_dims = need_ints("embed_dims");
+    c.depths = need_ints("depths");
+    c.num_heads = need_ints("num_heads");
     c.mlp_ratios = need("mlp_ratios").get<std::vector<double>>();
     c.attn_types = need("attn_types").get<std::vector<std::string>>();
     c.alpha = need("alpha").get<double>();
-    c.kernel_size = need("kernel_size").get<int64_t>();
+    c.kernel_size = need_int("kernel_size");
     if (c.family == "pvt") {
-      c.patch_sizes = need("patch_sizes").get<std::vector<int64_t>>();
-      c.sr_ratios = need("sr_ratios").get<std::vector<int64_t>>();
+      c.patch_sizes = need_ints("patch_sizes");
+      c.sr_ratios = need_ints("sr_ratios");
     } else {
-      c.patch_size = need("patch_size").get<int64_t>();
-      c.window_size = need("window_size").get<int64_t>();
-      c.window_size_softmax = need("window_size_softmax").get<int64_t>();
+      c.patch_size = need_int("patch_size");
+      c.window_size = need_int("window_size");
+      c.window_size_softmax = need_int("window_size_softmax");
     }
   } catch (const nlohmann::json::exception &e) {
     bad(context, std::string("config has a value of the wrong type: ") + e.what());
@@ -128,6 +142,7 @@ ModelConfig config_from_json(const Json &j, const std::string &context) {
 
 void check_config(const ModelConfig &c, const std::string &ctx) {
   constexpr int64_t kBig = 1 << 20; // no real model comes near; keeps products far from overflow
+  constexpr int64_t kMaxDepth = 1000; // blocks per stage, the engine's limit too (released models: <= 27)
   auto in_range = [&](int64_t v, const char *what) {
     if (v <= 0 || v > kBig) bad(ctx, std::string("config ") + what + " = " + std::to_string(v) + " is out of range");
   };
@@ -146,6 +161,9 @@ void check_config(const ModelConfig &c, const std::string &ctx) {
     const std::string st = " of stage " + std::to_string(s + 1);
     in_range(c.embed_dims[s], ("embed_dims" + st).c_str());
     in_range(c.depths[s], ("depths" + st).c_str());
+    // A single stray key like "block1.999999.x" would otherwise imply millions
+    // of expected tensors (gigabytes of checklist) before any shape is checked.
+    if (c.depths[s] > kMaxDepth) bad(ctx, "config depths" + st + " = " + std::to_string(c.depths[s]) + " exceeds " + std::to_string(kMaxDepth));
     in_range(c.num_heads[s], ("num_heads" + st).c_str());
     if (c.embed_dims[s] % c.num_heads[s] != 0)
       bad(ctx, "config embed_dims" + st + " (" + std::to_string(c.embed_dims[s]) + ") is not divisible by its " +
@@ -181,6 +199,16 @@ void check_config(const ModelConfig &c, const std::string &ctx) {
       if (res % w != 0)
         bad(ctx, "Swin stage " + std::to_string(s + 1) + " resolution " + std::to_string(res) +
                      " is not a multiple of its window " + std::to_string(w));
+      // Softmax blocks expand their (2w-1)^2 bias table to heads x t x t floats
+      // and build a windows x t x t mask (t = w*w): a small table in the file
+      // must not buy gigabytes. The released models need under a million floats.
+      constexpr int64_t kMaxTableFloats = int64_t{1} << 26;
+      const int64_t t = w * w, windows = res > w ? (res / w) * (res / w) : 0;
+      if (c.attn_types[s] == "S" && (t > (int64_t{1} << 13) || c.num_heads[s] > kMaxTableFloats / (t * t) ||
+                                     windows > kMaxTableFloats / (t * t)))
+        bad(ctx, "Swin stage " + std::to_string(s + 1) + ": softmax window " + std::to_string(w) + " with " +
+                     std::to_string(c.num_heads[s]) + " heads needs attention tables over " +
+                     std::to_string(kMaxTableFloats) + " floats");
     }
   }
 }

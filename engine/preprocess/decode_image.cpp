@@ -54,6 +54,35 @@ bool starts_with(const uint8_t *data, size_t size, const char *magic) {
 
 bool is_png(const uint8_t *data, size_t size) { return starts_with(data, size, "\x89PNG\r\n\x1a\n"); }
 
+// stb_image 2.27 (Debian's) trusts the 16 code counts of a JPEG Huffman table:
+// counts summing past 256 write beyond its 257-byte size list and 256-byte
+// value table (heap corruption; fixed upstream in 2.28). Walk the markers,
+// skipping entropy-coded data, and refuse such a table before stb sees it.
+bool jpeg_huffman_tables_fit(const uint8_t *d, size_t size) {
+  size_t pos = 0; // stb takes any run of 0xFF fill bytes before SOI's D8
+  while (pos < size && d[pos] == 0xFF) ++pos;
+  if (pos == 0 || pos >= size || d[pos] != 0xD8) return true; // not a JPEG
+  ++pos;
+  while (pos + 4 <= size) {
+    if (d[pos] != 0xFF) { ++pos; continue; } // entropy-coded data after SOS
+    const uint8_t m = d[pos + 1];
+    if (m == 0xFF || m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) { pos += (m == 0xFF ? 1 : 2); continue; }
+    if (m == 0xD9) return true; // EOI
+    const size_t len = (size_t(d[pos + 2]) << 8) | d[pos + 3];
+    // DHT: tables back to back. Like stb, keep reading while the segment has
+    // bytes left, even past its end or the file's (stb reads 0 at EOF).
+    for (size_t t = pos + 4, end = pos + 2 + len; m == 0xC4 && t < end && t < size;) {
+      size_t n = 0;
+      for (size_t i = t + 1; i <= t + 16 && i < size; ++i) n += d[i];
+      if (n > 256) return false;
+      t += 17 + n;
+    }
+    if (len < 2) return true; // stb refuses the segment itself
+    pos += 2 + len;
+  }
+  return true;
+}
+
 // Width and height from a PNG's IHDR (which must be the first chunk).
 bool png_ihdr_size(const uint8_t *data, size_t size, int *w, int *h) {
   if (!is_png(data, size) || size < 24 || std::memcmp(data + 12, "IHDR", 4) != 0) return false;
@@ -89,6 +118,9 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   if (size == 0) fail(name, "cannot decode image: the file is empty");
   if (size > static_cast<size_t>(INT_MAX)) fail(name, "cannot decode image: the file is larger than 2 GiB");
   const int len = static_cast<int>(size);
+
+  if (!jpeg_huffman_tables_fit(data, size))
+    fail(name, "cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)");
 
   // Header only: learn the size and refuse absurd ones before anything is
   // allocated for pixels.
