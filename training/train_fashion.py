@@ -7,7 +7,7 @@ Steps: read the IDX files, resize every image once with PIL (cached), train with
 cosine schedule, evaluate on the 10,000 test images after every epoch, save the last epoch as
 a Swin-codebase checkpoint (training/runs/NAME.pth: model / optimizer / lr_scheduler / epoch /
 max_accuracy / config) and convert it to models/NAME.pola. The log goes to models/NAME.log.
-Everything is seeded; with the same --threads the run repeats exactly.
+Everything is seeded (a rerun with the same --threads should repeat the numbers; not re-run to check).
 """
 import argparse
 import math
