@@ -193,8 +193,11 @@ class TorchCheckpoint : public Checkpoint {
     if (it == cache_.end()) {
       const std::string entry = checked_storage_entry(st, esize);
       const uint64_t want = static_cast<uint64_t>(st.storage_numel) * esize;
-      it = cache_.emplace(st.storage_key, std::vector<unsigned char>()).first;
-      zip_.read(entry, &it->second, want);
+      // Cached only once read in full: a read that throws must not leave an
+      // empty or partial storage behind for the next tensor of this key.
+      std::vector<unsigned char> bytes;
+      zip_.read(entry, &bytes, want);
+      it = cache_.emplace(st.storage_key, std::move(bytes)).first;
     }
     // Released once its last tensor is read (the caller copies out first).
     if (--storage_users_[st.storage_key] <= 0) {
