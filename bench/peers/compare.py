@@ -11,7 +11,7 @@ fresh process each, alternating so that drift in the machine's load hits every e
 Each process warms up, times RUNS runs (fewer for big batches, see runs_for_batch) and reports
 median and p90; the figures reported are the medians over rounds. Peak RSS is each process's own.
 First it checks that the three give the same logits on one input. Writes OUT/results.{md,csv,json}
-and OUT/latency.png (OUT: bench/peers/results, or bench/peers/results/quick with --quick).
+and OUT/latency.png (OUT: bench/peers/results, or its quick/, nospin/, quick-nospin/ subfolders).
 Needs bench/peers/install_peers.sh and a Release build of `pola`.
 """
 import argparse
@@ -54,6 +54,9 @@ def parse_args(argv=None):
     ap.add_argument("--peak-gflops", type=float, default=DEFAULT_PEAK_GFLOPS)
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="set in every engine's process alike (e.g. OMP_WAIT_POLICY=passive to study spinning)")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="no busy-waiting threads in any engine (OMP_WAIT_POLICY=passive for the engine and "
+                         "PyTorch, allow_spinning 0 for ORT): what a fair comparison needs on oversubscribed cores")
     ap.add_argument("--timeout", type=float, default=900, help="kill a measuring process after this many seconds")
     ap.add_argument("--agreement-threads", type=int, default=2)
     ap.add_argument("--skip-agreement", action="store_true")
@@ -63,7 +66,9 @@ def parse_args(argv=None):
     args.batches = parse_list(args.batches or defaults["batches"], int)
     args.threads = parse_list(args.threads or defaults["threads"], int)
     args.env = dict(item.split("=", 1) for item in args.env)
-    args.out = args.out or os.path.join(HERE, "results", "quick" if args.quick else "")
+    # Each kind of run keeps its own folder: quick/, nospin/, quick-nospin/ beside the full run's files.
+    kind = "-".join(k for k, on in (("quick", args.quick), ("nospin", args.no_spin)) if on)
+    args.out = args.out or os.path.join(HERE, "results", kind)
     return args
 
 
@@ -139,7 +144,8 @@ def main(argv=None):
     engines = ["engine", "pytorch", "ort"]
     if any(os.environ.get(name) for name in OPENBLAS_TUNING_VARS):
         engines.append("pytorch_openblas_unset")
-    runners = Runners(args.pola, runs_for_batch(args.runs), args.warmup, args.peak_gflops, args.env, args.timeout)
+    runners = Runners(args.pola, runs_for_batch(args.runs), args.warmup, args.peak_gflops, args.env, args.timeout,
+                      args.no_spin)
     for case in cases:
         for batch in args.batches:
             for threads in args.threads:

@@ -2,12 +2,14 @@
 // Times one ONNX model in ONNX Runtime (onnxruntime-node) and prints one JSON line.
 //
 //   node ort_bench.js --model M.onnx --shape 1,3,224,224 --threads N [--runs R] [--warmup W]
-//                     [--input X.f32] [--output Y.f32]
+//                     [--input X.f32] [--output Y.f32] [--spin 0|1]
 //
 // --input / --output are raw little-endian float32 files (the caller knows the shapes); without
 // --input the images are a fixed pseudo-random pattern, which is all timing needs.
 // Session settings follow /work/shared/PEERS.md: intraOpNumThreads = N, interOpNumThreads = 1,
-// graphOptimizationLevel 'all'. The JSON carries every run's time so the caller can pool them,
+// graphOptimizationLevel 'all'. --spin 0 turns off the intra-op threads' busy-waiting (ORT's
+// session.intra_op.allow_spinning; default on), the counterpart of OMP_WAIT_POLICY=passive for
+// the OpenMP engines when the cores are oversubscribed. The JSON carries every run's time so the caller can pool them,
 // and the process's peak RSS (what a user of ORT would pay, Node runtime included).
 'use strict';
 const fs = require('fs');
@@ -60,14 +62,16 @@ async function main() {
   const count = args.shape.reduce((a, b) => a * b, 1);
   const images = new ort.Tensor('float32', readImages(args.input, count), args.shape);
 
-  const createStart = process.hrtime.bigint();
-  const session = await ort.InferenceSession.create(args.model, {
+  const options = {
     executionProviders: ['cpu'],
     intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
-  });
+  };
+  if (args.spin !== undefined) options.extra = { session: { intra_op: { allow_spinning: String(args.spin) } } };
+  const createStart = process.hrtime.bigint();
+  const session = await ort.InferenceSession.create(args.model, options);
   const createMs = Number(process.hrtime.bigint() - createStart) / 1e6;
   const feeds = { [session.inputNames[0]]: images };
 

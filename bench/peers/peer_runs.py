@@ -95,8 +95,10 @@ def child_env(extra, unset=()):
 class Runners:
     """How to start each engine; `measure(engine, ...)` runs one process and returns a Measurement."""
 
-    def __init__(self, pola_binary, runs_for_batch, warmup, peak_gflops, extra_env=None, timeout_s=None):
+    def __init__(self, pola_binary, runs_for_batch, warmup, peak_gflops, extra_env=None, timeout_s=None,
+                 no_spin=False):
         self.pola = pola_binary
+        self.no_spin = no_spin
         self.extra_env = dict(extra_env or {})   # applied to every engine alike (--env)
         self.timeout_s = timeout_s
         self.runs_for_batch = runs_for_batch
@@ -105,20 +107,26 @@ class Runners:
 
     def command(self, engine, case, batch, threads):
         runs = self.runs_for_batch(batch)
+        if self.no_spin and engine != "ort":
+            # The engine and PyTorch (and OpenBLAS-openmp) wait in libgomp; ORT gets --spin 0 below.
+            extra = dict(self.extra_env, OMP_WAIT_POLICY="passive")
+        else:
+            extra = self.extra_env
         if engine == "engine":
             return [self.pola, "bench", "--model", case.model_path, "--batch", str(batch), "--threads", str(threads),
                     "--runs", str(runs), "--warmup", str(self.warmup), "--json",
-                    "--peak-gflops", str(self.peak_gflops)], child_env(self.extra_env)
+                    "--peak-gflops", str(self.peak_gflops)], child_env(extra)
         if engine in ("pytorch", "pytorch_openblas_unset"):
             unset = OPENBLAS_TUNING_VARS if engine == "pytorch_openblas_unset" else ()
-            env = child_env(self.extra_env, unset)
+            env = child_env(extra, unset)
             return ["/usr/bin/python3", os.path.join(HERE, "torch_bench.py"), "--model", case.model_path,
                     "--batch", str(batch), "--threads", str(threads), "--runs", str(runs),
                     "--warmup", str(self.warmup)], env
         if engine == "ort":
             shape = ",".join(str(d) for d in (batch, case.channels, case.size, case.size))
             return ["node", os.path.join(HERE, "ort_bench.js"), "--model", case.onnx_path(batch), "--shape", shape,
-                    "--threads", str(threads), "--runs", str(runs), "--warmup", str(self.warmup)], child_env(self.extra_env)
+                    "--threads", str(threads), "--runs", str(runs), "--warmup", str(self.warmup)] + \
+                (["--spin", "0"] if self.no_spin else []), child_env(extra)
         raise ValueError(f"unknown engine {engine}")
 
     def measure(self, engine, case, batch, threads, round_index):

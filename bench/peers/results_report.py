@@ -67,6 +67,12 @@ def ratio(summary, model, batch, threads, field, a, b):
     return x[field] / y[field] if x and y else None
 
 
+def across(summary, key_a, key_b, field):
+    """summary[key_a][field] / summary[key_b][field], or None when either was not measured."""
+    a, b = summary.get(key_a), summary.get(key_b)
+    return a[field] / b[field] if a and b else None
+
+
 def fmt(value, pattern="{:.2f}"):
     return "–" if value is None else pattern.format(value)
 
@@ -137,21 +143,24 @@ def issue_section(summary):
         lines.append("- pola_swin_t peak RSS, engine/ORT process (batch 1, 2 threads): "
                      + verdict(ratio(summary, "pola_swin_t", 1, 2, "peak_rss_mb", "engine", "ort"), TARGET_RSS_VS_ORT)
                      + load_note(summary, keys))
-    speedups = []
-    for (model, batch, threads, engine), s in summary.items():
-        if threads == 2 and (model, batch, 1, engine) in summary:
-            speedups.append(f"{model} b{batch} {ENGINE_LABELS[engine]} "
-                            f"{summary[(model, batch, 1, engine)]['median_ms'] / s['median_ms']:.2f}x")
-    if speedups:
-        lines.append(f"- 1 -> 2 threads speed-up (target >= {TARGET_THREAD_SPEEDUP}x for the engine on pola_swin_t "
-                     "batch 1): " + "; ".join(speedups))
-    gains = []
-    for (model, batch, threads, engine), s in summary.items():
-        if batch > 1 and (model, 1, threads, engine) in summary:
-            gains.append(f"{model} t{threads} {ENGINE_LABELS[engine]} "
-                         f"{s['images_per_s'] / summary[(model, 1, threads, engine)]['images_per_s']:.2f}x")
-    if gains:
-        lines.append("- images/s at batch 8 relative to batch 1: " + "; ".join(gains))
+    engines = engines_of(summary)
+    thread_rows = [(m, b) for m, b, t in configs_of(summary) if t == 2 and (m, b, 1, "engine") in summary]
+    if thread_rows:
+        lines += ["", f"1 -> 2 threads speed-up, median(1 thread) / median(2 threads) (target >= {TARGET_THREAD_SPEEDUP}x "
+                  "for the engine on pola_swin_t batch 1):", "",
+                  "| model | batch | " + " | ".join(ENGINE_LABELS[e] for e in engines) + " |",
+                  "|---|---|" + "---|" * len(engines)]
+        for m, b in thread_rows:
+            cells = [fmt(across(summary, (m, b, 1, e), (m, b, 2, e), "median_ms"), "{:.2f}x") for e in engines]
+            lines.append(f"| {m} | {b} | " + " | ".join(cells) + " |")
+    batch_rows = [(m, b, t) for m, b, t in configs_of(summary) if b > 1 and (m, 1, t, "engine") in summary]
+    if batch_rows:
+        lines += ["", "Throughput gain of batching, images/s at batch B / images/s at batch 1:", "",
+                  "| model | batch | threads | " + " | ".join(ENGINE_LABELS[e] for e in engines) + " |",
+                  "|---|---|---|" + "---|" * len(engines)]
+        for m, b, t in batch_rows:
+            cells = [fmt(across(summary, (m, b, t, e), (m, 1, t, e), "images_per_s"), "{:.2f}x") for e in engines]
+            lines.append(f"| {m} | {b} | {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -182,12 +191,17 @@ def meta_section(results, summary):
         f"- engine commit (built into `pola`): {engine.get('commit', '?')}; checkout HEAD {meta['git_head']}"
         + (" with uncommitted changes under engine/ kernels/ weights/ apps/ (shared checkout)"
            if meta["engine_sources_dirty"] else ""),
-        f"- PyTorch {meta['torch']} with {meta['blas']}; {env}",
+        f"- PyTorch {meta['torch']} with {meta['blas']}; {env}"
+        + ("" if any(meta["openblas_env"].values()) else
+           " (neither is set here, so the PyTorch rows are the unset case; a run where they are set adds a "
+           "'PyTorch (OPENBLAS_* unset)' column)"),
         f"- ONNX Runtime (onnxruntime-node) {ort.get('version', '?')}, opset 17 export, intraOp = threads, interOp 1, "
         "graphOptimizationLevel all",
         f"- {args['rounds']} alternating rounds per configuration, {args['runs']} timed runs per process at batch 1 "
         f"(fewer at larger batches, at least 3), {args['warmup']} warm-up; figures are medians over rounds",
-        f"- extra environment in every engine's process: {args.get('env') or 'none'}",
+        f"- extra environment in every engine's process: {args.get('env') or 'none'}; busy-waiting threads: "
+        + ("off (--no-spin: OMP_WAIT_POLICY=passive for engine and PyTorch, allow_spinning 0 for ORT)"
+           if args.get("no_spin") else "each engine's default (libgomp and ORT spin before sleeping)"),
         f"- processes killed after {args.get('timeout', '?')} s (not in the figures): "
         + (", ".join(f"{t['model']} b{t['batch']} t{t['threads']} {t['engine']} round {t['round']} (load {t['load1']:.1f})"
                      for t in results.get("timeouts", [])) or "none"),
@@ -213,9 +227,11 @@ def plot(summary, path, title):
             ax.bar_label(bars, fmt="%.0f", fontsize=7, rotation=90, padding=2)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([f"{m.replace('pola_', '')}\n{t} thr" for m, t in groups], fontsize=8)
-        ax.set_ylabel("median latency per batch (ms)")
+        # Log scale: the engines differ by ratios, and a loaded machine stretches some bars 20x.
+        ax.set_yscale("log")
+        ax.set_ylabel("median latency per batch (ms, log scale)")
         ax.set_title(f"batch {batch}")
-        ax.margins(y=0.15)
+        ax.margins(y=0.25)
         ax.legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
