@@ -214,6 +214,7 @@ def plot(summary, path, title):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     engines = engines_of(summary)
     batches = sorted({k[1] for k in summary})
     fig, axes = plt.subplots(1, len(batches), figsize=(6 + 3 * len(batches), 5), squeeze=False)
@@ -229,9 +230,12 @@ def plot(summary, path, title):
         ax.set_xticklabels([f"{m.replace('pola_', '')}\n{t} thr" for m, t in groups], fontsize=8)
         # Log scale: the engines differ by ratios, and a loaded machine stretches some bars 20x.
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        tallest = max((s["median_ms"] for k, s in summary.items() if k[1] == batch), default=1)
+        ax.set_ylim(top=tallest * 2.5)  # room for the rotated value labels
         ax.set_ylabel("median latency per batch (ms, log scale)")
         ax.set_title(f"batch {batch}")
-        ax.margins(y=0.25)
         ax.legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
