@@ -46,6 +46,12 @@ def summarize(measurements):
             "peak_rss_mb": max(m["peak_rss_mb"] for m in ms),
             "load_min": min(loads), "load_max": max(loads), "details": ms[-1]["details"],
         }
+        d = ms[-1]["details"]
+        if "gflops" in d:
+            # The engine reports GFLOP/s of its own median; restate it for the median over rounds.
+            gflop_per_run = d["gflops"] * ms[-1]["median_ms"] / 1e3
+            summary[key]["gflops"] = gflop_per_run / (median / 1e3)
+            summary[key]["peak_share"] = summary[key]["gflops"] * d["peak_share"] / d["gflops"]
     return summary
 
 
@@ -105,9 +111,8 @@ def latency_table(summary):
         for e in engines:
             s = summary.get((model, batch, threads, e))
             cells.append(f"{s['peak_rss_mb']:.0f}" if s else "–")
-        eng = summary.get((model, batch, threads, "engine"))
-        d = eng["details"] if eng else {}
-        cells.append(f"{d['gflops']:.0f} ({100 * d['peak_share']:.0f}%)" if "gflops" in d else "–")
+        eng = summary.get((model, batch, threads, "engine")) or {}
+        cells.append(f"{eng['gflops']:.0f} ({100 * eng['peak_share']:.0f}%)" if "gflops" in eng else "–")
         loads = [s for k, s in summary.items() if k[:3] == (model, batch, threads)]
         cells.append(f"{min(s['load_min'] for s in loads):.1f}–{max(s['load_max'] for s in loads):.1f}")
         rows.append("| " + " | ".join(cells) + " |")
