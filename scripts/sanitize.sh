@@ -31,9 +31,10 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # tens of minutes; their engine paths are the same ones the C++ suites, the
   # fuzz replays and security.* cover), reference_selftest (no binary of ours),
   # weights.convert_timing (a speed test, meaningless under ASan),
-  # api.installed_package (rebuilds the package out of tree).
+  # api.installed_package and docs.usage (they compile consumers out of tree
+  # without the sanitizer flags, which cannot link the sanitized library).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_|training\.|reference_selftest$|weights\.convert_timing$|api\.installed_package$)'
+        -E '^(parity_|training\.|reference_selftest$|weights\.convert_timing$|api\.installed_package$|docs\.usage$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
