@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/dnnl_context.h"
+#include "engine/omp_team.h"
 #include "engine/models/builders.h"
 #include "weights/error.h"
 
@@ -30,7 +31,8 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), threads));
   // Building the batch-1 plan checks every tensor against the config; then
-  // nothing may be left over.
+  // nothing may be left over. Its primitives are created for the model's team size.
+  ScopedOmpThreads team(threads);
   auto plan = m->build(1);
   m->weights_.check_all_used();
   m->release(std::move(plan));
@@ -99,12 +101,14 @@ void Model::release(std::unique_ptr<Plan> plan) {
 
 void Model::run(const float *input, int batch, float *logits, const NodeObserver *observer) {
   if (batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(batch));
+  // Set before acquire(): a plan built here creates its oneDNN primitives for
+  // this team size, and they keep it.
+  ScopedOmpThreads team(threads_);
   auto plan = acquire(batch);
   struct Return {  // give the plan back even if a node throws
     Model *m; std::unique_ptr<Plan> &p;
     ~Return() { m->release(std::move(p)); }
   } give_back{this, plan};
-  omp_set_num_threads(threads_); // oneDNN's OpenMP runtime follows this thread's setting
   plan->input = input;
   plan->graph.run(observer);
   plan->stream.wait();

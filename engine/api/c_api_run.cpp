@@ -1,6 +1,4 @@
 // Running a model through the C API: raw NCHW batches and image files.
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -14,19 +12,6 @@ using pola::api::guarded_call;
 using pola::api::require;
 
 namespace {
-
-// The engine sets the calling thread's OpenMP team size for its run; a
-// library must not leave that changed behind in its caller's thread.
-class KeepCallerOmpThreads {
- public:
-  KeepCallerOmpThreads() : saved_(omp_get_max_threads()) {}
-  ~KeepCallerOmpThreads() { omp_set_num_threads(saved_); }
-  KeepCallerOmpThreads(const KeepCallerOmpThreads &) = delete;
-  KeepCallerOmpThreads &operator=(const KeepCallerOmpThreads &) = delete;
-
- private:
-  int saved_;
-};
 
 // Largest batch one call accepts; far beyond any sensible use, it keeps a
 // wrong count from turning into a huge allocation.
@@ -44,7 +29,6 @@ const pola::preprocess::PreprocessSpec &image_spec(const pola_model *m) {
 }
 
 void run_batch(pola_model *m, const float *input, int batch, float *logits) {
-  KeepCallerOmpThreads keep;
   m->model->run(input, batch, logits);
 }
 
