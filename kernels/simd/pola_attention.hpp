@@ -31,7 +31,7 @@
 // it; scattering each non-zero into its KV row in L1 halves the FMAs but is
 // bound by vector stores and measured slower.
 //
-// Extra memory, independent of N: min(32, ceil(n_k / 1024)) chunk partials of
+// Extra memory, independent of N: min(32, ceil(n_k / 256)) chunk partials of
 // heads x (2d x d_pad + 2d) floats (8.5 MB at 8 heads, d = 64), the query
 // state heads x (2d x d_pad + 2d), and per-thread block scratch (~0.5 MB).
 #pragma once
@@ -48,7 +48,7 @@ namespace pola::kernels::simd {
 namespace pola_detail {
 
 constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass
-constexpr int64_t kChunkMinTokens = 1024;
+constexpr int64_t kChunkMinTokens = 256;   // fewer tokens per chunk: several tasks even at N = 784
 constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
 constexpr int64_t kQueryBlock = 32;    // query tokens per scratch block
 constexpr float kDenominatorEps = 1e-6f;
@@ -57,7 +57,11 @@ constexpr float kDenominatorEps = 1e-6f;
 template <class A> struct Tiles {
   static constexpr int kv_rows = kRegisters<A> == 32 ? 6 : 4; // KV rows per tile
   static constexpr int kv_vecs = kRegisters<A> == 32 ? 4 : 3; // KV column vectors per tile
+  // Narrow heads (at most two vectors per row, d <= 32 with AVX-512) give too
+  // few accumulators with the tiles above to hide the FMA latency: taller ones.
+  static constexpr int kv_rows_narrow = kRegisters<A> == 32 ? 8 : 4;
   static constexpr int q_tokens = 2;                            // query tokens per tile
+  static constexpr int q_tokens_narrow = 4;
   static constexpr int q_vecs = 6;                              // M column vectors per tile
 };
 
@@ -130,46 +134,50 @@ inline void kv_row_band(const float *phi, int64_t p2, const float *vb, int64_t d
 template <class A>
 inline void kv_accumulate(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
                           int rows, float *kv) {
-  constexpr int R = Tiles<A>::kv_rows;
+  constexpr int R = Tiles<A>::kv_rows, RN = Tiles<A>::kv_rows_narrow;
   int r = 0;
+  if (dp <= 2 * kLanes<A>)
+    for (; r + RN <= rows; r += RN) kv_row_band<A, RN>(phi, p2, vb, dp, tb, kv, r);
   for (; r + R <= rows; r += R) kv_row_band<A, R>(phi, p2, vb, dp, tb, kv, r);
   for (; r + 2 <= rows; r += 2) kv_row_band<A, 2>(phi, p2, vb, dp, tb, kv, r);
   for (; r < rows; ++r) kv_row_band<A, 1>(phi, p2, vb, dp, tb, kv, r);
 }
 
-// Accumulates key tokens [t0, t1) of every head into states (heads x state).
-// Each block first streams its k / v rows once, whole (all heads, in memory
-// order, which the hardware prefetcher follows), into per-head feature and
-// value scratch that stays in L2; then each head's register-tile GEMM runs.
+// Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
+// (indexed by head, lay.state floats each). Each block first streams its k / v
+// rows once (the heads of the group, in memory order, which the hardware
+// prefetcher follows) into per-head feature and value scratch that stays in
+// L2; then each head's register-tile GEMM runs. A head's result does not
+// depend on which other heads share its group.
 template <class A>
-void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1,
+void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1, int h0, int h1,
                float *states) {
   constexpr int L = kLanes<A>;
-  const int d = lay.d, heads = a.heads;
-  const int64_t width = int64_t(heads) * d;
+  const int d = lay.d, group = h1 - h0;
+  const int64_t width = int64_t(a.heads) * d;
   const int64_t phi_head = kKeyBlock * lay.p2, v_head = kKeyBlock * lay.dp;
-  ScratchBuffer phi(heads * phi_head), vb(heads * v_head);
+  ScratchBuffer phi(group * phi_head), vb(group * v_head);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
     for (int64_t t = 0; t < tb; ++t) {
       const int64_t tok = b0 + t;
-      for (int h = 0; h < heads; ++h) {
-        const int64_t c0 = int64_t(h) * d;
-        float *ph = phi.data + h * phi_head + t * lay.p2;
+      for (int g = 0; g < group; ++g) {
+        const int64_t c0 = int64_t(h0 + g) * d;
+        float *ph = phi.data + g * phi_head + t * lay.p2;
         feature_row<A>(a.k + tok * a.ld_k + c0, a.pos_enc ? a.pos_enc + tok * width + c0 : nullptr,
                        a.inv_scale + c0, a.power + c0, d, ph);
         // v row into the padded block (pads were zeroed once and are never written).
         const float *vr = a.v + tok * a.ld_v + c0;
-        float *vd = vb.data + h * v_head + t * lay.dp;
+        float *vd = vb.data + g * v_head + t * lay.dp;
         for (int j = 0; j < d; j += L) store_first<A>(vd + j, load_first<A>(vr + j, d - j), d - j);
-        float *ksum = states + h * lay.state + 2 * d * lay.dp;
+        float *ksum = states + (h0 + g) * lay.state + 2 * d * lay.dp;
         for (int64_t r = 0; r < lay.p2; r += L)
           (Vec<A>::load_aligned(ksum + r) + Vec<A>::load_aligned(ph + r)).store_aligned(ksum + r);
       }
     }
-    for (int h = 0; h < heads; ++h)
-      kv_accumulate<A>(phi.data + h * phi_head, lay.p2, vb.data + h * v_head, lay.dp, tb, 2 * d,
-                       states + h * lay.state);
+    for (int g = 0; g < group; ++g)
+      kv_accumulate<A>(phi.data + g * phi_head, lay.p2, vb.data + g * v_head, lay.dp, tb, 2 * d,
+                       states + (h0 + g) * lay.state);
   }
 }
 
@@ -238,7 +246,7 @@ template <class A>
 void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
                  int64_t t1, QueryScratch<A> &scratch) {
   using I = xsimd::batch<int32_t, A>;
-  constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens;
+  constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens, TN = Tiles<A>::q_tokens_narrow;
   const int d = lay.d, half = lay.half, heads = a.heads;
   const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp;
   ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
@@ -284,6 +292,9 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
     const int32_t *off = off_all + h * feat_head;
     float *o = ob.data + h * ob_head;
     int64_t t = 0;
+    if (lay.mp <= 2 * L)
+      for (; t + TN <= tb; t += TN)
+        query_token_group<A, TN>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
     for (; t + T <= tb; t += T)
       query_token_group<A, T>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
     for (; t < tb; ++t) query_token_group<A, 1>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
@@ -310,14 +321,21 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
   const Layout<A> lay(a.head_dim);
   const int threads = std::max(1, a.threads);
 
-  // Key side: chunk count depends only on n_k, so sums are thread-independent.
+  // Key side: the chunk count depends only on n_k, so sums are
+  // thread-independent. Tasks are (chunk, group of heads); with few chunks the
+  // heads are split too, so short sequences still use every thread.
   const int64_t chunks =
       a.n_k > 0 ? std::min(kMaxChunks, (a.n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1;
   const int64_t per_chunk = int64_t(a.heads) * lay.state;
+  const int64_t groups = std::min<int64_t>(a.heads, (4 * threads + chunks - 1) / chunks);
+  const int64_t tasks = chunks * groups;
   ScratchBuffer states(chunks * per_chunk);
-#pragma omp parallel for num_threads(threads) if (threads > 1 && chunks > 1) schedule(dynamic, 1)
-  for (int64_t c = 0; c < chunks; ++c)
-    key_chunk<A>(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, states.data + c * per_chunk);
+#pragma omp parallel for num_threads(threads) if (threads > 1 && tasks > 1) schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t c = task / groups, g = task % groups;
+    key_chunk<A>(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, int(a.heads * g / groups),
+                 int(a.heads * (g + 1) / groups), states.data + c * per_chunk);
+  }
 
   // Fold chunk partials in chunk order, then build each head's query state.
   ScratchBuffer m(int64_t(a.heads) * lay.qstate);

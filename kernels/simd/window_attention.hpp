@@ -17,6 +17,10 @@ namespace pola::kernels::simd {
 namespace window_detail {
 
 constexpr int kMaxVecs = 4; // vectors per register tile (per query)
+// Queries per register tile: with d = 32 the value tile has only two vectors
+// per query, so four queries are needed to keep enough FMAs in flight; with
+// 16 registers (AVX2) four queries x four vectors would spill: two.
+template <class A> constexpr int kQueries = kRegisters<A> == 32 ? 4 : 2;
 
 // s[q, c:c+V*L] = sum_i qs[q, i] * kt[i, c:...] for Q queries (rows of tp).
 template <class A, int Q, int V>
@@ -120,7 +124,7 @@ template <class A> void window_attention(const WindowAttnArgs &a) {
 #pragma omp parallel num_threads(threads) if (threads > 1 && items > 1)
   {
     // Per-thread scratch; pads (keys >= t, channels >= d) stay zero throughout.
-    ScratchBuffer kt(d * tp), vp(t * dp), qs(2 * d), s(2 * tp), o(2 * dp);
+    ScratchBuffer kt(d * tp), vp(t * dp), qs(kQueries<A> * d), s(kQueries<A> * tp), o(kQueries<A> * dp);
     alignas(64) float lane_index[L];
     for (int i = 0; i < L; ++i) lane_index[i] = float(i);
     const Vec<A> lanes = Vec<A>::load_aligned(lane_index);
@@ -136,17 +140,15 @@ template <class A> void window_attention(const WindowAttnArgs &a) {
         for (int c = 0; c < d; ++c) vp.data[j * dp + c] = vr[c];
       }
       for (int i = 0; i < t;) {
-        const int nq = t - i >= 2 ? 2 : 1;
+        const int nq = t - i >= kQueries<A> ? kQueries<A> : t - i;
         for (int q = 0; q < nq; ++q)
           for (int c = 0; c < d; ++c) qs.data[q * d + c] = rows[(i + q) * a.ld_qkv + c] * a.scale;
-        if (nq == 2) scores<A, 2>(qs.data, d, kt.data, tp, s.data);
-        else scores<A, 1>(qs.data, d, kt.data, tp, s.data);
-        float inv_sum[2];
+        with_width<kQueries<A>>(nq, [&](auto n) { scores<A, decltype(n)::value>(qs.data, d, kt.data, tp, s.data); });
+        float inv_sum[kQueries<A>];
         for (int q = 0; q < nq; ++q)
           inv_sum[q] = softmax_row<A>(s.data + q * tp, t, a.bias + (int64_t(h) * t + i + q) * t,
                                       mask ? mask + int64_t(i + q) * t : nullptr, lanes);
-        if (nq == 2) values<A, 2>(s.data, tp, t, vp.data, dp, o.data);
-        else values<A, 1>(s.data, tp, t, vp.data, dp, o.data);
+        with_width<kQueries<A>>(nq, [&](auto n) { values<A, decltype(n)::value>(s.data, tp, t, vp.data, dp, o.data); });
         for (int q = 0; q < nq; ++q) {
           float *dst = a.out + (w * t + i + q) * a.ld_out + int64_t(h) * d;
           for (int c = 0; c < d; c += L)
