@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/ops/conv2d.h"
+#include "engine/ops/fused_mlp.h"
 #include "kernels/kernels.h"
 
 namespace pola::models {
@@ -105,6 +106,22 @@ void add_layernorm(BuildContext &ctx, const std::string &name, const std::string
 void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x, const Rows &xn,
                       int64_t hidden, float eps) {
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
+  if (x.rows >= ops::FusedMlp::kMinRows) {
+    auto linear = [&](const std::string &prefix, int64_t in, int64_t out) {
+      ops::LinearParams p;
+      p.in = in;
+      p.out = out;
+      p.weight = ctx.weights.get(prefix + ".weight", {out, in});
+      p.bias = ctx.weights.get(prefix + ".bias", {out});
+      return p;
+    };
+    Plan &plan = ctx.plan;
+    auto *op = ctx.make<ops::FusedMlp>(linear(block + ".mlp.fc1", x.cols, hidden),
+                                       linear(block + ".mlp.fc2", hidden, x.cols),
+                                       ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
+    plan.graph.add(block, [op, xn, x] { op->run(xn.ptr(), x.ptr()); }, token_view(x, plan.batch));
+    return;
+  }
   Rows hid = reserve_rows(ctx, "hidden", x.rows, hidden);
   add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
   add_linear(ctx, block, block + ".mlp.fc2", hid, x, true, false, true);

@@ -1,0 +1,50 @@
+#include "engine/ops/fused_mlp.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "engine/dnnl_context.h"
+#include "engine/omp_team.h"
+#include "kernels/kernels.h"
+
+namespace pola::ops {
+
+FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s,
+                   PackedWeightCache &cache)
+    : s_(s), hidden_(fc1.out) {
+  if (s_.ld_src == 0) s_.ld_src = fc1.in;
+  if (s_.ld_dst == 0) s_.ld_dst = fc2.out;
+  s_.threads = std::max(1, s_.threads);
+  const int64_t tail = s_.rows % kChunkRows;
+  // Primitives planned for one thread: each runs inside its own thread's share
+  // of the parallel loop, where oneDNN does not open a nested team.
+  ScopedOmpThreads one(1);
+  workers_.resize(static_cast<size_t>(s_.threads));
+  for (Worker &w : workers_) {
+    w.fc1 = std::make_unique<Linear>(fc1, LinearShape{kChunkRows, s_.ld_src, hidden_, false, false}, cache);
+    w.fc2 = std::make_unique<Linear>(fc2, LinearShape{kChunkRows, hidden_, s_.ld_dst, false, true}, cache);
+    if (tail) {
+      w.fc1_tail = std::make_unique<Linear>(fc1, LinearShape{tail, s_.ld_src, hidden_, false, false}, cache);
+      w.fc2_tail = std::make_unique<Linear>(fc2, LinearShape{tail, hidden_, s_.ld_dst, false, true}, cache);
+    }
+    w.stream = dnnl::stream(cpu_engine());
+    w.hidden.resize(static_cast<size_t>(kChunkRows * hidden_));
+  }
+}
+
+void FusedMlp::run(const float *src, float *dst) {
+  const int64_t chunks = (s_.rows + kChunkRows - 1) / kChunkRows;
+  const auto &kernels = kernels::active();
+#pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
+    const int64_t r0 = c * kChunkRows, n = std::min(kChunkRows, s_.rows - r0);
+    const bool full = n == kChunkRows;
+    (full ? w.fc1 : w.fc1_tail)->run(w.stream, src + r0 * s_.ld_src, w.hidden.data());
+    kernels.gelu(w.hidden.data(), n * hidden_, 1);
+    (full ? w.fc2 : w.fc2_tail)->run(w.stream, w.hidden.data(), dst + r0 * s_.ld_dst);
+  }
+}
+
+} // namespace pola::ops

@@ -1,0 +1,52 @@
+// dst += fc2(GELU(fc1(src))) for many token rows, computed in chunks of rows
+// that each stay in the L2 cache of the thread that owns them: the hidden
+// activations (4-8x wider than the tokens) never go out to memory, GELU runs
+// on them while they are hot, and fc2 reads them straight back. Each thread
+// drives its own single-threaded oneDNN matmuls (created for one thread,
+// sharing the packed weights), so chunks run in parallel with no barrier
+// between the two GEMMs. Every row's result depends only on its chunk
+// index, never on the thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "engine/ops/linear.h"
+#include "engine/packed_weights.h"
+
+namespace pola::ops {
+
+struct FusedMlpShape {
+  int64_t rows = 0;
+  int64_t ld_src = 0, ld_dst = 0; // row strides (0 = dense)
+  int threads = 1;
+};
+
+class FusedMlp {
+ public:
+  // Rows per chunk: the hidden chunk (kChunkRows x hidden floats) stays in L2.
+  static constexpr int64_t kChunkRows = 64;
+  // Below this many rows the chunks are too few to share among threads and
+  // the plain two-GEMM path (GELU as a oneDNN post-op) is used instead.
+  static constexpr int64_t kMinRows = 8 * kChunkRows;
+
+  FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s, PackedWeightCache &cache);
+  // Not thread-safe: a plan (and its ops) serves one call at a time.
+  void run(const float *src, float *dst);
+
+ private:
+  struct Worker {
+    std::unique_ptr<Linear> fc1, fc2;           // kChunkRows rows
+    std::unique_ptr<Linear> fc1_tail, fc2_tail; // the last rows % kChunkRows rows, if any
+    dnnl::stream stream;
+    std::vector<float> hidden;
+  };
+  FusedMlpShape s_;
+  int64_t hidden_ = 0;
+  std::vector<Worker> workers_;
+};
+
+} // namespace pola::ops
