@@ -8,8 +8,12 @@
 
 namespace pola::kernels {
 
-// 64-byte aligned, zero-initialised float buffer; freed on destruction.
+// 64-byte aligned, zero-initialised float buffer. On destruction its memory
+// goes back to a small per-thread cache that the next buffer of that thread
+// reuses (kernels are called over and over on the same shapes).
 class ScratchBuffer {
+  std::size_t capacity_ = 0; // bytes held (a reused block may be larger); set before `data`
+
  public:
   explicit ScratchBuffer(std::size_t floats);
   ~ScratchBuffer();
