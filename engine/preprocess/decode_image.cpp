@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -96,6 +97,36 @@ bool png_ihdr_size(const uint8_t *data, size_t size, int *w, int *h) {
   return true;
 }
 
+// stb_image 2.27 passes a null buffer to memcpy (undefined behaviour, found
+// by the image fuzzer) when the first IDAT chunk has length 0. Empty IDAT
+// chunks are legal and carry nothing, so a copy without them decodes to the
+// same pixels; each chunk has its own CRC, so nothing else changes. Returns
+// an empty vector when there is nothing to drop (or the chunk list is broken,
+// which stb then reports).
+std::vector<uint8_t> png_without_empty_idat(const uint8_t *data, size_t size) {
+  if (!is_png(data, size)) return {};
+  std::vector<std::pair<size_t, size_t>> keep; // byte ranges to copy
+  size_t at = 8, run_start = 0;
+  bool dropped = false;
+  while (at + 8 <= size) { // length and type present (the CRC may be cut off)
+    const uint32_t length = (uint32_t(data[at]) << 24) | (uint32_t(data[at + 1]) << 16) |
+                            (uint32_t(data[at + 2]) << 8) | data[at + 3];
+    if (length == 0 && std::memcmp(data + at + 4, "IDAT", 4) == 0) {
+      keep.emplace_back(run_start, at);
+      run_start = std::min(size, at + 12);
+      dropped = true;
+    }
+    if (length > size - at - 8) break;
+    at += 12 + size_t(length);
+  }
+  if (!dropped) return {};
+  keep.emplace_back(run_start, size);
+  std::vector<uint8_t> out;
+  out.reserve(size);
+  for (const auto &r : keep) out.insert(out.end(), data + r.first, data + r.second);
+  return out;
+}
+
 // Mode "I" -> RGB in PIL: each value clipped to 0..255 and replicated.
 ImageU8 decode_grey16_clipped(const uint8_t *data, int len, const std::string &name) {
   int w = 0, h = 0, comp = 0;
@@ -117,6 +148,11 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   if (channels != 1 && channels != 3) fail(name, "can only decode to 1 (grey) or 3 (RGB) channels");
   if (size == 0) fail(name, "cannot decode image: the file is empty");
   if (size > static_cast<size_t>(INT_MAX)) fail(name, "cannot decode image: the file is larger than 2 GiB");
+  const std::vector<uint8_t> cleaned = png_without_empty_idat(data, size);
+  if (!cleaned.empty()) {
+    data = cleaned.data();
+    size = cleaned.size();
+  }
   const int len = static_cast<int>(size);
 
   if (!jpeg_huffman_tables_fit(data, size))
