@@ -46,14 +46,24 @@ std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<
 
 } // namespace
 
+namespace {
+
+// `prefix.weight` (out, in) and, if has_bias, `prefix.bias` (out).
+ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, int64_t in, int64_t out,
+                                bool has_bias) {
+  ops::LinearParams p;
+  p.in = in;
+  p.out = out;
+  p.weight = ctx.weights.get(prefix + ".weight", {out, in});
+  p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {out}) : nullptr;
+  return p;
+}
+
+} // namespace
+
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
                 const Rows &dst, bool has_bias, bool gelu, bool accumulate) {
-  ops::LinearParams p;
-  p.in = src.cols;
-  p.out = dst.cols;
-  p.weight = ctx.weights.get(prefix + ".weight", {p.out, p.in});
-  p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {p.out}) : nullptr;
-  add_matmul_node(ctx, name, p, src, dst, gelu, accumulate);
+  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -107,17 +117,9 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x
                       int64_t hidden, float eps) {
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
   if (x.rows >= ops::FusedMlp::kMinRows) {
-    auto linear = [&](const std::string &prefix, int64_t in, int64_t out) {
-      ops::LinearParams p;
-      p.in = in;
-      p.out = out;
-      p.weight = ctx.weights.get(prefix + ".weight", {out, in});
-      p.bias = ctx.weights.get(prefix + ".bias", {out});
-      return p;
-    };
     Plan &plan = ctx.plan;
-    auto *op = ctx.make<ops::FusedMlp>(linear(block + ".mlp.fc1", x.cols, hidden),
-                                       linear(block + ".mlp.fc2", hidden, x.cols),
+    auto *op = ctx.make<ops::FusedMlp>(linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true),
+                                       linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true),
                                        ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
     plan.graph.add(block, [op, xn, x] { op->run(xn.ptr(), x.ptr()); }, token_view(x, plan.batch));
     return;

@@ -8,10 +8,10 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "engine/preprocess/decode_pnm.h"
 #include "engine/preprocess/gif_first_frame.h"
@@ -148,11 +148,6 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   if (channels != 1 && channels != 3) fail(name, "can only decode to 1 (grey) or 3 (RGB) channels");
   if (size == 0) fail(name, "cannot decode image: the file is empty");
   if (size > static_cast<size_t>(INT_MAX)) fail(name, "cannot decode image: the file is larger than 2 GiB");
-  // Every PGM/PPM goes through our own parser: stb_image 2.27's PNM reader
-  // overflows its buffer on some 16-bit headers it accepts, such as digits
-  // straight after the magic number (a heap overflow the image fuzzer found).
-  if (size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') && !looks_like_binary_pnm(data, size))
-    fail(name, "not a valid PGM/PPM: the magic number must be followed by whitespace");
   const std::vector<uint8_t> cleaned = png_without_empty_idat(data, size);
   if (!cleaned.empty()) {
     data = cleaned.data();
@@ -166,6 +161,9 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   // Header only: learn the size and refuse absurd ones before anything is
   // allocated for pixels.
   int w = 0, h = 0, comp = 0;
+  // Every file with a PGM/PPM magic goes through our own parser, never stb:
+  // stb_image 2.27's PNM reader overflows its buffer on some 16-bit headers it
+  // accepts, such as digits straight after the magic (image fuzzer).
   const bool is_pnm = looks_like_binary_pnm(data, size);
   PnmHeader pnm;
   if (is_pnm) {

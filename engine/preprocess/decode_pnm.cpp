@@ -42,11 +42,13 @@ int read_number(const uint8_t *d, size_t size, size_t *pos, const std::string &n
 } // namespace
 
 bool looks_like_binary_pnm(const uint8_t *data, size_t size) {
-  return size >= 3 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') && is_space(data[2]);
+  return size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6');
 }
 
 PnmHeader parse_pnm_header(const uint8_t *data, size_t size, const std::string &name) {
   if (!looks_like_binary_pnm(data, size)) fail(name, "not a binary PGM/PPM");
+  if (size < 3 || !is_space(data[2]))
+    fail(name, "not a valid PGM/PPM: the magic number must be followed by whitespace");
   PnmHeader h;
   h.channels = data[1] == '5' ? 1 : 3;
   size_t pos = 2;

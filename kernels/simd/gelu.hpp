@@ -36,15 +36,12 @@ template <class A> inline Vec<A> gelu_erf(const Vec<A> &v) {
   return xsimd::fma(half_v, erf_rational<A>(v * Vec<A>(0.70710678118654752440f)), half_v);
 }
 
-// In place over rows x cols of a strided matrix (cols may be padded).
-template <class A> void gelu_rows(float *x, int64_t ld, int64_t rows, int64_t cols) {
+// In place over n contiguous values.
+template <class A> void gelu_span(float *x, int64_t n) {
   constexpr int L = kLanes<A>;
-  for (int64_t r = 0; r < rows; ++r) {
-    float *row = x + r * ld;
-    int64_t c = 0;
-    for (; c + L <= cols; c += L) gelu_erf<A>(Vec<A>::load_unaligned(row + c)).store_unaligned(row + c);
-    if (c < cols) store_first<A>(row + c, gelu_erf<A>(load_first<A>(row + c, int(cols - c))), int(cols - c));
-  }
+  int64_t i = 0;
+  for (; i + L <= n; i += L) gelu_erf<A>(Vec<A>::load_unaligned(x + i)).store_unaligned(x + i);
+  if (i < n) store_first<A>(x + i, gelu_erf<A>(load_first<A>(x + i, int(n - i))), int(n - i));
 }
 
 template <class A> void gelu(float *x, int64_t n, int threads) {
@@ -53,7 +50,7 @@ template <class A> void gelu(float *x, int64_t n, int threads) {
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && blocks > 1) schedule(static)
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = (b + 1) * kBlock < n ? (b + 1) * kBlock : n;
-    gelu_rows<A>(x + b * kBlock, 0, 1, end - b * kBlock);
+    gelu_span<A>(x + b * kBlock, end - b * kBlock);
   }
 }
 
