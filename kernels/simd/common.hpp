@@ -35,46 +35,48 @@ template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
   for (int i = 0; i < n; ++i) p[i] = tmp[i];
 }
 
-// |u|^p = exp(p ln|u|) for |u| >= FLT_MIN, and 0 below (SPEC section 8: 0
-// stays 0; subnormal |u| give |u|^p < 1.2e-38 for p >= 1, flushed to 0).
-// Its own logf/expf (Cephes-style minimax polynomials, ~1 ulp each) without
-// the special-case handling xsimd::log/exp carry: u is finite here, and this
-// function is a third of the attention's run time.
+// |u|^p = 2^(p log2|u|), the core of both feature maps (SPEC section 8: 0
+// stays 0). Neither xsimd::log nor xsimd::exp: this function is a fifth of
+// the attention's run time, and working in base 2 needs fewer operations:
+//  - log2: |u| = 2^e x with x in [sqrt(1/2), sqrt(2)); log2(x) = t Q(t), t = x - 1,
+//    Q a degree-8 polynomial (fitted here by weighted least squares,
+//    fp32 error 6e-8 in log2 units), and the exponent e is added exactly by one FMA;
+//  - exp2: y = p log2|u| = n + r, |r| <= 1/2, 2^y = 2^(n-1) * 2 P(r), with P a
+//    degree-6 fit of 2^r (fp32 relative error 1e-7) whose coefficients are
+//    doubled (exactly) so the 2^(n-1) scale stays a normal float for n = 128.
+// y is clamped to [-126.5, 128]: n = 128 gives inf for true values >= 2^128
+// and the exact value in [2^127.5, 2^128); n = -126 gives a zero scale, so
+// results below ~2.8e-38, and every |u| < FLT_MIN, are 0 (SPEC 8). Relative
+// error: ~3e-7 for |u| near 1, growing with |y| to ~5e-6 as fp32's rounding
+// of y itself (as in any fp32 pow built on exp and log).
 template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
   using I = xsimd::batch<int32_t, A>;
   const Vec<A> m = xsimd::abs(u);
-  // m = 2^e * x with x in [sqrt(1/2), sqrt(2)): ln m = e ln 2 + log1p(x - 1).
   const I bits = xsimd::bitwise_cast<I>(m);
-  const I e = (bits - I(0x3f3504f3)) >> 23;
-  const Vec<A> x = xsimd::bitwise_cast<Vec<A>>(bits - (e << 23)) - Vec<A>(1.0f);
-  Vec<A> poly(7.0376836292e-2f);
-  poly = xsimd::fma(poly, x, Vec<A>(-1.1514610310e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(1.1676998740e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(-1.2420140846e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(1.4249322787e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(-1.6668057665e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(2.0000714765e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(-2.4999993993e-1f));
-  poly = xsimd::fma(poly, x, Vec<A>(3.3333331174e-1f));
-  const Vec<A> x2 = x * x, fe = xsimd::to_float(e);
-  Vec<A> ln = xsimd::fma(x2 * x, poly, xsimd::fma(Vec<A>(-0.5f), x2, x));
-  ln = xsimd::fma(fe, Vec<A>(-2.12194440e-4f), ln) + fe * Vec<A>(0.693359375f); // e ln2, two parts
-  // exp(y), y = p ln m: y = n ln 2 + r, |r| <= ln2 / 2, exp(y) = 2^n exp(r).
-  const Vec<A> y = p * ln;
-  const Vec<A> yc = xsimd::min(xsimd::max(y, Vec<A>(-87.0f)), Vec<A>(88.0f));
-  const Vec<A> n = xsimd::nearbyint(yc * Vec<A>(1.44269504088896341f));
-  const Vec<A> r = xsimd::fma(n, Vec<A>(2.12194440e-4f), xsimd::fma(n, Vec<A>(-0.693359375f), yc));
-  Vec<A> q(1.9875691500e-4f);
-  q = xsimd::fma(q, r, Vec<A>(1.3981999507e-3f));
-  q = xsimd::fma(q, r, Vec<A>(8.3334519073e-3f));
-  q = xsimd::fma(q, r, Vec<A>(4.1665795894e-2f));
-  q = xsimd::fma(q, r, Vec<A>(1.6666665459e-1f));
-  q = xsimd::fma(q, r, Vec<A>(5.0000001201e-1f));
-  const Vec<A> er = xsimd::fma(q, r * r, r) + Vec<A>(1.0f);
-  const Vec<A> scale = xsimd::bitwise_cast<Vec<A>>((xsimd::to_int(n) + I(127)) << 23);
-  Vec<A> out = er * scale;
-  out = xsimd::select(y > Vec<A>(88.72f), Vec<A>(INFINITY), out);
-  return xsimd::select(m >= Vec<A>(1.17549435e-38f) && y >= Vec<A>(-87.0f), out, Vec<A>(0.0f));
+  const I e = (bits - I(0x3f3504f3)) >> 23; // 0x3f3504f3 = sqrt(1/2)
+  const Vec<A> t = xsimd::bitwise_cast<Vec<A>>(bits - (e << 23)) - Vec<A>(1.0f);
+  Vec<A> q(0.12583549320697784f);
+  q = xsimd::fma(q, t, Vec<A>(-0.20726914703845978f));
+  q = xsimd::fma(q, t, Vec<A>(0.2157159000635147f));
+  q = xsimd::fma(q, t, Vec<A>(-0.23894493281841278f));
+  q = xsimd::fma(q, t, Vec<A>(0.28791624307632446f));
+  q = xsimd::fma(q, t, Vec<A>(-0.3607036769390106f));
+  q = xsimd::fma(q, t, Vec<A>(0.48091062903404236f));
+  q = xsimd::fma(q, t, Vec<A>(-0.7213473320007324f));
+  q = xsimd::fma(q, t, Vec<A>(1.4426950216293335f));
+  const Vec<A> log2m = xsimd::fma(t, q, xsimd::to_float(e));
+  const Vec<A> y = xsimd::min(xsimd::max(p * log2m, Vec<A>(-126.5f)), Vec<A>(128.0f));
+  const Vec<A> n = xsimd::nearbyint(y);
+  const Vec<A> r = y - n;
+  Vec<A> s(2.0f * 0.0001534580806037411f);
+  s = xsimd::fma(s, r, Vec<A>(2.0f * 0.0013399932067841291f));
+  s = xsimd::fma(s, r, Vec<A>(2.0f * 0.009618489071726799f));
+  s = xsimd::fma(s, r, Vec<A>(2.0f * 0.05550328642129898f));
+  s = xsimd::fma(s, r, Vec<A>(2.0f * 0.24022646248340607f));
+  s = xsimd::fma(s, r, Vec<A>(2.0f * 0.6931471824645996f));
+  s = xsimd::fma(s, r, Vec<A>(2.0f));
+  const Vec<A> scale = xsimd::bitwise_cast<Vec<A>>((xsimd::to_int(n) + I(126)) << 23); // 2^(n-1)
+  return xsimd::select(m >= Vec<A>(1.17549435e-38f), s * scale, Vec<A>(0.0f));
 }
 
 // Calls f(std::integral_constant<int, n>{}) for a runtime 1 <= n <= N: picks the

@@ -301,3 +301,31 @@ TEST_CASE("pola_attention is bit-identical for 1, 2 and 3 threads") {
     }
   }
 }
+
+TEST_CASE("pola_attention: feature maps at 0, subnormal, FLT_MIN and large inputs match the oracle") {
+  // The SIMD |u|^p works on the float's bits (exponent + polynomial): the
+  // values where that goes wrong first are exact zeros of either sign,
+  // subnormals (no implicit leading 1), the smallest normal, and features
+  // far from 1 (large |p log2 u|). Keys reach |u|^p ~ 1e20; queries stay
+  // moderate so no fp32 product overflows.
+  uint64_t seed = pola::test::base_seed() + 400;
+  CAPTURE(seed);
+  Problem p = make_problem(24, 24, 2, 16, false, 0, seed);
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -1e-40f, 1.17549435e-38f, -1.17549435e-38f,
+                            1e-20f, -1e-20f, 1.0f, -1.0f, 3.0e2f, -7.0e3f, 1.0e4f, -0.5f};
+  const int n_special = int(sizeof(specials) / sizeof(specials[0]));
+  for (int64_t t = 0; t < p.n_k; ++t)
+    for (int64_t c = 0; c < p.k.cols; ++c)
+      if ((t + c) % 3 == 0) p.k.at(t, c) = specials[(t * 7 + c) % n_special];
+  for (int64_t t = 0; t < p.n_q; ++t)
+    for (int64_t c = 0; c < p.q.cols; ++c)
+      if ((t + c) % 3 == 1) p.q.at(t, c) = specials[(t * 5 + c) % (n_special - 3)] * 1e-1f;
+  for (float &s : p.inv_scale) s = 1.0f; // keys of 1e4 at p = 5 give 1e20 exactly as built
+  const Oracle o = oracle(p);
+  for (const KernelTable *t : pola::test::available_tables()) {
+    for (int threads : {1, 2}) {
+      INFO("isa=" << isa_name(t->isa) << " threads=" << threads);
+      check_against_oracle(run(*t, p, threads).out, o, tolerance_factor(p.n_k), "special inputs");
+    }
+  }
+}
