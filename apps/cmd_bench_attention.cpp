@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -64,8 +65,17 @@ const KernelTable &pick_table(const std::string &name) {
   return *t;
 }
 
-// Heap array of floats without value-initialisation; filled by the caller.
-std::unique_ptr<float[]> floats(int64_t n) { return std::unique_ptr<float[]>(new float[size_t(n)]); }
+// Heap array of floats without value-initialisation, filled by the caller;
+// 64-byte aligned like the engine's own tensors. (Plain new[] of a large
+// array returns an mmap'd page + 16 bytes, so every 64-byte vector load of
+// the core would straddle two cache lines.)
+struct AlignedFree {
+  void operator()(float *p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using AlignedFloats = std::unique_ptr<float[], AlignedFree>;
+AlignedFloats floats(int64_t n) {
+  return AlignedFloats(static_cast<float *>(::operator new[](size_t(n) * sizeof(float), std::align_val_t(64))));
+}
 
 void run_bench(const BenchOptions &o) {
   if (o.tokens < 1) throw pola::InputError("--tokens must be >= 1");

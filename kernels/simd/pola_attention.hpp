@@ -251,9 +251,11 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp;
   ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
   int32_t *off_all = reinterpret_cast<int32_t *>(scratch.offs.data);
-  alignas(64) float lane_index[L];
-  for (int i = 0; i < L; ++i) lane_index[i] = float(i);
-  const Vec<A> lanes = Vec<A>::load_aligned(lane_index), zero(0.0f);
+  alignas(64) int32_t lane_index[L];
+  for (int i = 0; i < L; ++i) lane_index[i] = i;
+  const I lane_rows = I::load_aligned(lane_index) * I(int32_t(lay.mp)); // offsets of rows 0..L-1
+  const I neg_rows = I(int32_t(d * lay.mp));                          // row d + j from row j
+  const Vec<A> lanes = xsimd::to_float(I::load_aligned(lane_index)), zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
@@ -268,9 +270,9 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
         const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
         store_first<A>(mg + j, m, n);
         const auto neg = u < zero;
-        // Row of M this channel selects: j for pos(q'), d + j for neg(q').
-        const I row = xsimd::to_int(xsimd::select(neg, lanes + Vec<A>(float(j + d)), lanes + Vec<A>(float(j))));
-        const I row_off = row * I(int32_t(lay.mp));
+        // Offset of the row of M this channel selects: j for pos(q'), d + j for
+        // neg(q'), from u's sign bit (a -0 picks row d + j, but its m is 0).
+        const I row_off = lane_rows + I(int32_t(j * lay.mp)) + ((xsimd::bitwise_cast<I>(u) >> 31) & neg_rows);
         if (n == L) {
           row_off.store_unaligned(off + j);
         } else {
@@ -306,7 +308,7 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
       const Vec<A> f_sim(1.0f / (dn[0] + kDenominatorEps)), f_opp(1.0f / (dn[1] + kDenominatorEps));
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += L) {
-        const Vec<A> f = xsimd::select(lanes + Vec<A>(float(c)) < Vec<A>(float(half)), f_sim, f_opp);
+        const Vec<A> f = xsimd::select(lanes < Vec<A>(float(half - c)), f_sim, f_opp);
         store_first<A>(dst + c, Vec<A>::load_aligned(o + c) * f, d - c);
       }
     }
