@@ -253,9 +253,10 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   int32_t *off_all = reinterpret_cast<int32_t *>(scratch.offs.data);
   alignas(64) int32_t lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = i;
-  const I lane_rows = I::load_aligned(lane_index) * I(int32_t(lay.mp)); // offsets of rows 0..L-1
-  const I neg_rows = I(int32_t(d * lay.mp));                          // row d + j from row j
-  const Vec<A> lanes = xsimd::to_float(I::load_aligned(lane_index)), zero(0.0f);
+  const I lane_ids = I::load_aligned(lane_index);
+  const I lane_rows = lane_ids * I(int32_t(lay.mp)); // offsets of rows 0..L-1
+  const I neg_rows = I(int32_t(d * lay.mp));         // row d + j from row j
+  const Vec<A> lanes = xsimd::to_float(lane_ids), zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
