@@ -2,7 +2,8 @@
 // random data and reports median time, GFLOP/s, peak RSS, ISA and threads.
 //
 // FLOPs counted per token and head, as the kernel executes them:
-//   key pass   2*(2d)*d (KV += phi_k^T v, dense FMA) + 2d (ksum)
+//   key pass   2*d*d (KV += phi_k^T v: one of pos/neg per channel is zero,
+//              so each token updates d rows of d) + 2d (ksum)
 //   query pass 2*d*d (q_sim @ M with M = [KV1 | swap_rows(KV2)]: one of
 //              pos/neg per channel is zero, so d selected rows of d) + 4d (the
 //              two denominators q_sim . kmean, q_opp . kmean) + d (normalisation)
@@ -136,7 +137,7 @@ void run_bench(const BenchOptions &o) {
   const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                           : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   const double d = o.head_dim;
-  const double flops = double(n) * o.heads * ((2.0 * 2 * d * d + 2 * d) + (2.0 * d * d + 5 * d));
+  const double flops = double(n) * o.heads * ((2.0 * d * d + 2 * d) + (2.0 * d * d + 5 * d));
   const double gflops = flops / (median * 1e-3) / 1e9;
   const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
   const double rss = peak_rss_mb();
@@ -155,7 +156,7 @@ void run_bench(const BenchOptions &o) {
                 (long long)n, o.heads, o.head_dim, isa_name(table.isa), threads, o.runs, POLA_GIT_COMMIT);
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
                 sorted.front(), sorted.back(), cpu_ms);
-    std::printf("  %.2f GFLOP/s (%.4g FLOP per call: key 2*2d*d+2d, query 2*d*d+5d per token-head)\n",
+    std::printf("  %.2f GFLOP/s (%.4g FLOP per call: key 2*d*d+2d, query 2*d*d+5d per token-head)\n",
                 gflops, flops);
     std::printf("  peak RSS %.1f MB (q, k, v, out: %.1f MB; ratio %.3f)\n", rss, io_mb, rss / io_mb);
   }

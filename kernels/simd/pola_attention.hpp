@@ -8,9 +8,16 @@
 //     ksum = sum_t phi_k[t]          (2d)
 // with phi_k = [relu(k')^p, relu(-k')^p], k' = (k + pos_enc) * inv_scale.
 // Inside a chunk, blocks of kKeyBlock tokens are folded into register tiles
-// of KV (a small GEMM phi^T v with FMA), so the state stays in L1/L2. Chunk
-// partials are then summed in chunk order: the output is bit-identical for
-// any thread count.
+// of KV, so the state stays in L1/L2. Chunk partials are then summed in chunk
+// order: the output is bit-identical for any thread count.
+//
+// The key GEMM skips phi_k's zeros. For channel j a token feeds KV row j
+// (k'_j > 0) or row d + j (k'_j < 0), never both. A register tile covers a
+// band of C channels (both sign rows of each) and V column vectors; the
+// block's tokens are first listed by their sign pattern over the band, and
+// each list runs with its rows fixed at compile time. So a token costs d
+// row-FMAs instead of the 2d of a dense phi^T v. (Scattering each non-zero
+// into its KV row in L1 also halves the FMAs, but is bound by vector stores.)
 //
 // The reference divides by n as (phi^T n^-1/2)(v n^-1/2) and kmean = ksum/n;
 // both are KV/n and ksum/n, applied once when the query state is built.
@@ -26,11 +33,6 @@
 // are computed, so the FMA part works on M = the first d columns only (d
 // padded to the vector width instead of d + 2: 4 AVX-512 vectors, not 5, at d = 64).
 //
-// Why the key side stays a dense 2d x d GEMM although half of phi_k is zero:
-// the zero half differs per (token, channel), so register tiles cannot skip
-// it; scattering each non-zero into its KV row in L1 halves the FMAs but is
-// bound by vector stores and measured slower.
-//
 // Extra memory, independent of N: min(32, ceil(n_k / 256)) chunk partials of
 // heads x (2d x d_pad + 2d) floats (8.5 MB at 8 heads, d = 64), the query
 // state heads x (2d x d_pad + 2d), and per-thread block scratch (~0.5 MB).
@@ -38,6 +40,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
@@ -55,11 +58,9 @@ constexpr float kDenominatorEps = 1e-6f;
 
 // Register tile shapes per ISA: accumulators + operands fit the register file.
 template <class A> struct Tiles {
-  static constexpr int kv_rows = kRegisters<A> == 32 ? 6 : 4; // KV rows per tile
-  static constexpr int kv_vecs = kRegisters<A> == 32 ? 4 : 3; // KV column vectors per tile
-  // Narrow heads (at most two vectors per row, d <= 32 with AVX-512) give too
-  // few accumulators with the tiles above to hide the FMA latency: taller ones.
-  static constexpr int kv_rows_narrow = kRegisters<A> == 32 ? 8 : 4;
+  // Sign-sorted key GEMM: C channels x 2 signs x V vectors of accumulators.
+  static constexpr int key_channels = kRegisters<A> == 32 ? 3 : 2;
+  static constexpr int key_vecs = kRegisters<A> == 32 ? 4 : 2;
   static constexpr int q_tokens = 2;                            // query tokens per tile
   static constexpr int q_tokens_narrow = 4;
   static constexpr int q_vecs = 6;                              // M column vectors per tile
@@ -69,7 +70,7 @@ template <class A> struct Tiles {
 template <class A> struct Layout {
   int d, half;
   int64_t dp;      // padded v / KV row width
-  int64_t p2;      // padded phi row width (2d)
+  int64_t p2;      // padded 2d: ksum / kmean width
   int64_t mp;      // padded M row width (d)
   int64_t state;   // floats of one head's chunk state: KV (2d x dp) + ksum (p2)
   int64_t qstate;  // floats of one head's query state: M (2d x mp) + kmean (p2)
@@ -79,105 +80,156 @@ template <class A> struct Layout {
         qstate(2 * head_dim * mp + p2) {}
 };
 
-// One phi row: pos part at [0, d), neg part at [d, 2d); pads stay zero.
-// in_a (+ in_b if non-null) are the raw d inputs; scale and power per channel.
-template <class A>
-inline void feature_row(const float *in_a, const float *in_b, const float *scale,
-                        const float *power, int d, float *phi) {
-  constexpr int L = kLanes<A>;
-  for (int j = 0; j < d; j += L) {
-    const int n = std::min(L, d - j);
-    Vec<A> u = load_first<A>(in_a + j, n);
-    if (in_b) u += load_first<A>(in_b + j, n);
-    u *= load_first<A>(scale + j, n);
-    const Vec<A> mag = abs_pow<A>(u, load_first<A>(power + j, n));
-    const Vec<A> zero(0.0f);
-    store_first<A>(phi + j, xsimd::select(u > zero, mag, zero), n);
-    store_first<A>(phi + d + j, xsimd::select(u < zero, mag, zero), n);
-  }
+// Sign bits of a vector: bit i set when lane i of u has its sign bit set.
+template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
+  if constexpr (kLanes<A> == 16)
+    return uint64_t(_mm512_cmplt_epi32_mask(_mm512_castps_si512(u), _mm512_setzero_si512()));
+  else
+    return uint64_t(uint32_t(_mm256_movemask_ps(u)));
 }
 
-// KV[r0:r0+R, c:c+V*L] += phi[:, r0:r0+R]^T vb[:, c:c+V*L] over tb tokens.
-template <class A, int R, int V>
-inline void kv_tile(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
-                    float *kv, int64_t r0, int64_t c) {
+// One key block of one head, as the sign-sorted GEMM reads it: per token the
+// magnitudes |k'|^p (stride dp, pads zero), the v row (stride dp, pads zero)
+// and the sign bits of k' (`words` uint64 per token, bit set = negative).
+struct KeyBlock {
+  const float *mag, *v;
+  const uint64_t *signs;
+  int words;
+  int64_t dp, tokens;
+};
+
+// Token lists of one band of C channels: list[s] holds the row offsets
+// (t * dp) of the block's tokens whose sign pattern over the band is s.
+template <int C> struct BandLists {
+  int32_t off[1 << C][kKeyBlock];
+  int count[1 << C];
+};
+
+// acc[i][sign][v] += mag[t, c0 + i] * v[t, col + v*L] for the tokens of
+// pattern P: each token updates only the row of its sign, so the FMAs are d
+// per token and column instead of the 2d a dense phi^T v would spend.
+template <class A, int C, int V, int P>
+inline void band_pattern(const KeyBlock &kb, const BandLists<C> &lists, int c0, int64_t col,
+                         Vec<A> (&acc)[C][2][V]) {
   constexpr int L = kLanes<A>;
-  Vec<A> acc[R][V];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = Vec<A>::load_aligned(kv + (r0 + r) * dp + c + v * L);
-  for (int64_t t = 0; t < tb; ++t) {
+  const int32_t *off = lists.off[P];
+  const int n = lists.count[P];
+  for (int e = 0; e < n; ++e) {
+    const float *mg = kb.mag + off[e] + c0;
+    const float *vr = kb.v + off[e] + col;
     Vec<A> vv[V];
-    for (int v = 0; v < V; ++v) vv[v] = Vec<A>::load_aligned(vb + t * dp + c + v * L);
-    const float *ph = phi + t * p2 + r0;
-    for (int r = 0; r < R; ++r) {
-      const Vec<A> b(ph[r]);
-      for (int v = 0; v < V; ++v) acc[r][v] = xsimd::fma(b, vv[v], acc[r][v]);
+    for (int v = 0; v < V; ++v) vv[v] = Vec<A>::load_aligned(vr + v * L);
+    for (int i = 0; i < C; ++i) {
+      const Vec<A> b(mg[i]);
+      for (int v = 0; v < V; ++v) acc[i][(P >> i) & 1][v] = xsimd::fma(b, vv[v], acc[i][(P >> i) & 1][v]);
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v].store_aligned(kv + (r0 + r) * dp + c + v * L);
 }
 
-template <class A, int R>
-inline void kv_row_band(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
-                        float *kv, int64_t r0) {
-  constexpr int V = Tiles<A>::kv_vecs, L = kLanes<A>;
-  const int nvec = int(dp / L);
+template <class A, int C, int V, int... P>
+inline void band_patterns(const KeyBlock &kb, const BandLists<C> &lists, int c0, int64_t col,
+                          Vec<A> (&acc)[C][2][V], std::integer_sequence<int, P...>) {
+  (band_pattern<A, C, V, P>(kb, lists, c0, col, acc), ...);
+}
+
+// KV rows c0..c0+C-1 (pos) and d+c0.. (neg), columns [col, col + V*L).
+template <class A, int C, int V>
+inline void band_tile(const KeyBlock &kb, const BandLists<C> &lists, int c0, int d, int64_t col,
+                      float *kv) {
+  constexpr int L = kLanes<A>;
+  Vec<A> acc[C][2][V];
+  for (int i = 0; i < C; ++i)
+    for (int s = 0; s < 2; ++s)
+      for (int v = 0; v < V; ++v)
+        acc[i][s][v] = Vec<A>::load_aligned(kv + (c0 + i + s * d) * kb.dp + col + v * L);
+  band_patterns<A, C, V>(kb, lists, c0, col, acc, std::make_integer_sequence<int, (1 << C)>{});
+  for (int i = 0; i < C; ++i)
+    for (int s = 0; s < 2; ++s)
+      for (int v = 0; v < V; ++v) acc[i][s][v].store_aligned(kv + (c0 + i + s * d) * kb.dp + col + v * L);
+}
+
+// KV rows of channels [c0, c0 + C) += the block's tokens, sorted by their
+// sign pattern over those channels.
+template <class A, int C>
+inline void key_band(const KeyBlock &kb, int c0, int d, float *kv) {
+  constexpr int V = Tiles<A>::key_vecs, L = kLanes<A>;
+  BandLists<C> lists;
+  for (int s = 0; s < (1 << C); ++s) lists.count[s] = 0;
+  const int word = c0 / 64, shift = c0 % 64;
+  const bool straddles = shift + C > 64; // the band's bits continue in the next word
+  for (int64_t t = 0; t < kb.tokens; ++t) {
+    const uint64_t *w = kb.signs + t * kb.words + word;
+    const uint64_t bits = straddles ? (w[0] >> shift) | (w[1] << (64 - shift)) : w[0] >> shift;
+    const int s = int(bits & ((1u << C) - 1));
+    lists.off[s][lists.count[s]++] = int32_t(t * kb.dp);
+  }
+  const int nvec = int(kb.dp / L);
   int v0 = 0;
-  for (; v0 + V <= nvec; v0 += V) kv_tile<A, R, V>(phi, p2, vb, dp, tb, kv, r0, int64_t(v0) * L);
+  for (; v0 + V <= nvec; v0 += V) band_tile<A, C, V>(kb, lists, c0, d, int64_t(v0) * L, kv);
   with_width<V - 1>(nvec - v0, [&](auto w) {
-    kv_tile<A, R, decltype(w)::value>(phi, p2, vb, dp, tb, kv, r0, int64_t(v0) * L);
+    band_tile<A, C, decltype(w)::value>(kb, lists, c0, d, int64_t(v0) * L, kv);
   });
 }
 
-// KV (2d x dp) += phi^T vb over one block.
-template <class A>
-inline void kv_accumulate(const float *phi, int64_t p2, const float *vb, int64_t dp, int64_t tb,
-                          int rows, float *kv) {
-  constexpr int R = Tiles<A>::kv_rows, RN = Tiles<A>::kv_rows_narrow;
-  int r = 0;
-  if (dp <= 2 * kLanes<A>)
-    for (; r + RN <= rows; r += RN) kv_row_band<A, RN>(phi, p2, vb, dp, tb, kv, r);
-  for (; r + R <= rows; r += R) kv_row_band<A, R>(phi, p2, vb, dp, tb, kv, r);
-  for (; r + 2 <= rows; r += 2) kv_row_band<A, 2>(phi, p2, vb, dp, tb, kv, r);
-  for (; r < rows; ++r) kv_row_band<A, 1>(phi, p2, vb, dp, tb, kv, r);
+// KV (2d x dp) += phi^T v over one block, phi never materialised.
+template <class A> inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
+  constexpr int C = Tiles<A>::key_channels;
+  int c = 0;
+  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv);
+  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv);
 }
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
 // (indexed by head, lay.state floats each). Each block first streams its k / v
 // rows once (the heads of the group, in memory order, which the hardware
-// prefetcher follows) into per-head feature and value scratch that stays in
-// L2; then each head's register-tile GEMM runs. A head's result does not
-// depend on which other heads share its group.
+// prefetcher follows) into per-head magnitude, sign and value scratch that
+// stays in L1/L2; then each head's sign-sorted GEMM runs. A head's result
+// does not depend on which other heads share its group.
 template <class A>
 void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1, int h0, int h1,
                float *states) {
   constexpr int L = kLanes<A>;
-  const int d = lay.d, group = h1 - h0;
+  const int d = lay.d, group = h1 - h0, words = (d + 63) / 64;
   const int64_t width = int64_t(a.heads) * d;
-  const int64_t phi_head = kKeyBlock * lay.p2, v_head = kKeyBlock * lay.dp;
-  ScratchBuffer phi(group * phi_head), vb(group * v_head);
+  const int64_t blk_head = kKeyBlock * lay.dp, sign_head = kKeyBlock * words;
+  ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head);
+  uint64_t *signs = reinterpret_cast<uint64_t *>(sign_buf.data);
+  const Vec<A> zero(0.0f);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
     for (int64_t t = 0; t < tb; ++t) {
       const int64_t tok = b0 + t;
       for (int g = 0; g < group; ++g) {
         const int64_t c0 = int64_t(h0 + g) * d;
-        float *ph = phi.data + g * phi_head + t * lay.p2;
-        feature_row<A>(a.k + tok * a.ld_k + c0, a.pos_enc ? a.pos_enc + tok * width + c0 : nullptr,
-                       a.inv_scale + c0, a.power + c0, d, ph);
-        // v row into the padded block (pads were zeroed once and are never written).
+        const float *kr = a.k + tok * a.ld_k + c0;
+        const float *pr = a.pos_enc ? a.pos_enc + tok * width + c0 : nullptr;
         const float *vr = a.v + tok * a.ld_v + c0;
-        float *vd = vb.data + g * v_head + t * lay.dp;
-        for (int j = 0; j < d; j += L) store_first<A>(vd + j, load_first<A>(vr + j, d - j), d - j);
+        float *mg = mag.data + g * blk_head + t * lay.dp;
+        float *vd = vb.data + g * blk_head + t * lay.dp;
+        uint64_t *sg = signs + g * sign_head + t * words;
         float *ksum = states + (h0 + g) * lay.state + 2 * d * lay.dp;
-        for (int64_t r = 0; r < lay.p2; r += L)
-          (Vec<A>::load_aligned(ksum + r) + Vec<A>::load_aligned(ph + r)).store_aligned(ksum + r);
+        for (int w = 0; w < words; ++w) sg[w] = 0;
+        for (int j = 0; j < d; j += L) {
+          const int n = std::min(L, d - j);
+          Vec<A> u = load_first<A>(kr + j, n);
+          if (pr) u += load_first<A>(pr + j, n);
+          u *= load_first<A>(a.inv_scale + c0 + j, n);
+          const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
+          m.store_aligned(mg + j);
+          sg[j / 64] |= sign_bits<A>(u) << (j % 64);
+          // ksum: pos part at [0, d), neg part at [d, 2d). A -0 or a pad lane has m = 0.
+          const auto neg = u < zero;
+          store_first<A>(ksum + j, load_first<A>(ksum + j, n) + xsimd::select(neg, zero, m), n);
+          store_first<A>(ksum + d + j, load_first<A>(ksum + d + j, n) + xsimd::select(neg, m, zero), n);
+          // v row into the padded block (pads were zeroed once and are never written).
+          store_first<A>(vd + j, load_first<A>(vr + j, n), n);
+        }
       }
     }
     for (int g = 0; g < group; ++g)
-      kv_accumulate<A>(phi.data + g * phi_head, lay.p2, vb.data + g * v_head, lay.dp, tb, 2 * d,
-                       states + (h0 + g) * lay.state);
+      kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, signs + g * sign_head,
+                                words, lay.dp, tb},
+                       d, states + (h0 + g) * lay.state);
   }
 }
 

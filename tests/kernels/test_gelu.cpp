@@ -23,7 +23,7 @@ TEST_CASE("gelu matches erf GELU in double on every ISA") {
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
-        INFO("isa=" << isa_name(t->isa) << " threads=" << threads << " n=" << n);
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " n=" << n);
         std::vector<float> y = x;
         t->gelu(y.data(), n, threads);
         int64_t bad = 0;

@@ -28,7 +28,7 @@ TEST_CASE("layernorm matches the double oracle on every ISA") {
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
-        INFO("isa=" << isa_name(t->isa) << " threads=" << threads << " rows=" << s.rows
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " rows=" << s.rows
                     << " cols=" << s.cols << " offset=" << s.offset);
         Strided y(s.rows, s.cols, 2);
         for (auto &v : y.data) v = -12345.0f;

@@ -18,7 +18,7 @@ TEST_CASE("mul_rows is an exact elementwise product on every ISA") {
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
-        INFO("isa=" << isa_name(t->isa) << " threads=" << threads << " cols=" << cols);
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " cols=" << cols);
         Strided y = y0;
         for (int64_t r = 0; r < y.rows; ++r)
           for (int64_t c = cols; c < y.ld; ++c) y.at(r, c) = -12345.0f;

@@ -230,7 +230,9 @@ TEST_CASE("pola_attention matches the double oracle on every ISA, awkward shapes
       {1, 1, 1, 16, false, 0},    {7, 7, 2, 20, true, 0},     {7, 13, 1, 32, true, 0},
       {33, 7, 3, 20, false, 0},   {5, 40, 2, 64, true, 1},    {3137, 3137, 1, 64, true, 0},
       {3137, 49, 2, 32, true, 0}, {64, 3137, 2, 16, false, 0}, {9, 300, 1, 7, true, 0},
-      {100, 2500, 2, 64, false, 1}};
+      {100, 2500, 2, 64, false, 1},
+      // d > 64: sign bits span three words, and key bands cross word boundaries.
+      {50, 300, 1, 130, true, 0}};
   uint64_t seed = pola::test::base_seed();
   for (const Shape &s : shapes) {
     ++seed;
@@ -239,7 +241,7 @@ TEST_CASE("pola_attention matches the double oracle on every ISA, awkward shapes
     for (const KernelTable *t : pola::test::available_tables()) {
       for (int threads : {1, 2}) {
         CAPTURE(seed);
-        INFO("isa=" << isa_name(t->isa) << " threads=" << threads << " n_q=" << s.n_q
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " n_q=" << s.n_q
                     << " n_k=" << s.n_k << " heads=" << s.heads << " d=" << s.d
                     << " pos_enc=" << s.pos << " signs=" << s.signs);
         RunResult r = run(*t, p, threads);
@@ -262,7 +264,7 @@ TEST_CASE("pola_attention: the O(N) state equals the explicit phi_q phi_k^T form
     for (size_t i = 0; i < e.size(); ++i)
       REQUIRE(std::fabs(e[i] - o.x[i]) <= 1e-9 * (o.abs_num[i] + std::fabs(o.x[i])) + 1e-300);
     for (const KernelTable *t : pola::test::available_tables()) {
-      INFO("isa=" << isa_name(t->isa));
+      INFO("isa=" << std::string(isa_name(t->isa)));
       RunResult r = run(*t, p, 1);
       Oracle oe = o;
       oe.x = e;
@@ -282,7 +284,7 @@ TEST_CASE("pola_attention: every ISA agrees with the scalar reference") {
     for (int64_t c = 0; c < ref.out.cols; ++c) centred.x[size_t(t * ref.out.cols + c)] = ref.out.at(t, c);
   for (const KernelTable *t : pola::test::available_tables()) {
     CAPTURE(seed);
-    INFO("isa=" << isa_name(t->isa));
+    INFO("isa=" << std::string(isa_name(t->isa)));
     check_against_oracle(run(*t, p, 2).out, centred, 2 * tolerance_factor(p.n_k), "vs scalar");
   }
 }
@@ -293,7 +295,7 @@ TEST_CASE("pola_attention is bit-identical for 1, 2 and 3 threads") {
   // n_k large enough for several key chunks.
   const Problem p = make_problem(3137, 5000, 2, 64, true, 0, seed);
   for (const KernelTable *t : pola::test::available_tables()) {
-    INFO("isa=" << isa_name(t->isa));
+    INFO("isa=" << std::string(isa_name(t->isa)));
     const RunResult one = run(*t, p, 1);
     for (int threads : {2, 3}) {
       const RunResult many = run(*t, p, threads);
@@ -324,7 +326,7 @@ TEST_CASE("pola_attention: feature maps at 0, subnormal, FLT_MIN and large input
   const Oracle o = oracle(p);
   for (const KernelTable *t : pola::test::available_tables()) {
     for (int threads : {1, 2}) {
-      INFO("isa=" << isa_name(t->isa) << " threads=" << threads);
+      INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads);
       check_against_oracle(run(*t, p, threads).out, o, tolerance_factor(p.n_k), "special inputs");
     }
   }

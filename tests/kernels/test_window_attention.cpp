@@ -84,7 +84,7 @@ TEST_CASE("window_attention matches the double oracle on every ISA") {
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
-        INFO("isa=" << isa_name(t->isa) << " threads=" << threads << " windows=" << s.windows
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " windows=" << s.windows
                     << " t=" << s.t << " heads=" << s.heads << " d=" << s.d << " n_mask=" << s.n_mask);
         Strided out(p.windows * p.t, C, 3);
         for (auto &v : out.data) v = -12345.0f;
