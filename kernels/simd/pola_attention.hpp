@@ -14,8 +14,9 @@
 // The key GEMM skips phi_k's zeros. For channel j a token feeds KV row j
 // (k'_j > 0) or row d + j (k'_j < 0), never both. A register tile covers a
 // band of C channels (both sign rows of each) and V column vectors; the
-// block's tokens are first listed by their sign pattern over the band, and
-// each list runs with its rows fixed at compile time. So a token costs d
+// block's tokens are picked by their sign pattern over the band (a mask per
+// channel, one bit per token), and each pattern runs with its rows fixed at
+// compile time. So a token costs d
 // row-FMAs instead of the 2d of a dense phi^T v. (Scattering each non-zero
 // into its KV row in L1 also halves the FMAs, but is bound by vector stores.)
 //
@@ -42,6 +43,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "kernels/bit_transpose.h"
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
@@ -50,7 +52,7 @@ namespace pola::kernels::simd {
 
 namespace pola_detail {
 
-constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass
+constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass: one bit each in a uint64
 constexpr int64_t kChunkMinTokens = 256;   // fewer tokens per chunk: several tasks even at N = 784
 constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
 constexpr int64_t kQueryBlock = 32;    // query tokens per scratch block
@@ -89,34 +91,28 @@ template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
 }
 
 // One key block of one head, as the sign-sorted GEMM reads it: per token the
-// magnitudes |k'|^p (stride dp, pads zero), the v row (stride dp, pads zero)
-// and the sign bits of k' (`words` uint64 per token, bit set = negative).
+// magnitudes |k'|^p (stride dp, pads zero) and the v row (stride dp, pads
+// zero); per channel a token mask (bit t set: k'_t < 0 for that channel).
 struct KeyBlock {
   const float *mag, *v;
-  const uint64_t *signs;
-  int words;
-  int64_t dp, tokens;
-};
-
-// Token lists of one band of C channels: list[s] holds the row offsets
-// (t * dp) of the block's tokens whose sign pattern over the band is s.
-template <int C> struct BandLists {
-  int32_t off[1 << C][kKeyBlock];
-  int count[1 << C];
+  const uint64_t *neg; // d masks
+  uint64_t valid;      // bits of the block's tokens
+  int64_t dp;
 };
 
 // acc[i][sign][v] += mag[t, c0 + i] * v[t, col + v*L] for the tokens of
-// pattern P: each token updates only the row of its sign, so the FMAs are d
-// per token and column instead of the 2d a dense phi^T v would spend.
+// sign pattern P over the band (bit i of P set: channel c0 + i negative).
+// Each token updates only the rows of its signs, so the FMAs are d per token
+// and column instead of the 2d a dense phi^T v would spend.
 template <class A, int C, int V, int P>
-inline void band_pattern(const KeyBlock &kb, const BandLists<C> &lists, int c0, int64_t col,
-                         Vec<A> (&acc)[C][2][V]) {
+inline void band_pattern(const KeyBlock &kb, int c0, int64_t col, Vec<A> (&acc)[C][2][V]) {
   constexpr int L = kLanes<A>;
-  const int32_t *off = lists.off[P];
-  const int n = lists.count[P];
-  for (int e = 0; e < n; ++e) {
-    const float *mg = kb.mag + off[e] + c0;
-    const float *vr = kb.v + off[e] + col;
+  uint64_t tokens = kb.valid;
+  for (int i = 0; i < C; ++i) tokens &= (P >> i) & 1 ? kb.neg[c0 + i] : ~kb.neg[c0 + i];
+  for (; tokens; tokens &= tokens - 1) { // ascending token order
+    const int64_t off = int64_t(__builtin_ctzll(tokens)) * kb.dp;
+    const float *mg = kb.mag + off + c0;
+    const float *vr = kb.v + off + col;
     Vec<A> vv[V];
     for (int v = 0; v < V; ++v) vv[v] = Vec<A>::load_aligned(vr + v * L);
     for (int i = 0; i < C; ++i) {
@@ -127,47 +123,34 @@ inline void band_pattern(const KeyBlock &kb, const BandLists<C> &lists, int c0, 
 }
 
 template <class A, int C, int V, int... P>
-inline void band_patterns(const KeyBlock &kb, const BandLists<C> &lists, int c0, int64_t col,
-                          Vec<A> (&acc)[C][2][V], std::integer_sequence<int, P...>) {
-  (band_pattern<A, C, V, P>(kb, lists, c0, col, acc), ...);
+inline void band_patterns(const KeyBlock &kb, int c0, int64_t col, Vec<A> (&acc)[C][2][V],
+                          std::integer_sequence<int, P...>) {
+  (band_pattern<A, C, V, P>(kb, c0, col, acc), ...);
 }
 
 // KV rows c0..c0+C-1 (pos) and d+c0.. (neg), columns [col, col + V*L).
 template <class A, int C, int V>
-inline void band_tile(const KeyBlock &kb, const BandLists<C> &lists, int c0, int d, int64_t col,
-                      float *kv) {
+inline void band_tile(const KeyBlock &kb, int c0, int d, int64_t col, float *kv) {
   constexpr int L = kLanes<A>;
   Vec<A> acc[C][2][V];
   for (int i = 0; i < C; ++i)
     for (int s = 0; s < 2; ++s)
       for (int v = 0; v < V; ++v)
         acc[i][s][v] = Vec<A>::load_aligned(kv + (c0 + i + s * d) * kb.dp + col + v * L);
-  band_patterns<A, C, V>(kb, lists, c0, col, acc, std::make_integer_sequence<int, (1 << C)>{});
+  band_patterns<A, C, V>(kb, c0, col, acc, std::make_integer_sequence<int, (1 << C)>{});
   for (int i = 0; i < C; ++i)
     for (int s = 0; s < 2; ++s)
       for (int v = 0; v < V; ++v) acc[i][s][v].store_aligned(kv + (c0 + i + s * d) * kb.dp + col + v * L);
 }
 
-// KV rows of channels [c0, c0 + C) += the block's tokens, sorted by their
-// sign pattern over those channels.
-template <class A, int C>
-inline void key_band(const KeyBlock &kb, int c0, int d, float *kv) {
+// KV rows of channels [c0, c0 + C) += the block's tokens, by sign pattern.
+template <class A, int C> inline void key_band(const KeyBlock &kb, int c0, int d, float *kv) {
   constexpr int V = Tiles<A>::key_vecs, L = kLanes<A>;
-  BandLists<C> lists;
-  for (int s = 0; s < (1 << C); ++s) lists.count[s] = 0;
-  const int word = c0 / 64, shift = c0 % 64;
-  const bool straddles = shift + C > 64; // the band's bits continue in the next word
-  for (int64_t t = 0; t < kb.tokens; ++t) {
-    const uint64_t *w = kb.signs + t * kb.words + word;
-    const uint64_t bits = straddles ? (w[0] >> shift) | (w[1] << (64 - shift)) : w[0] >> shift;
-    const int s = int(bits & ((1u << C) - 1));
-    lists.off[s][lists.count[s]++] = int32_t(t * kb.dp);
-  }
   const int nvec = int(kb.dp / L);
   int v0 = 0;
-  for (; v0 + V <= nvec; v0 += V) band_tile<A, C, V>(kb, lists, c0, d, int64_t(v0) * L, kv);
+  for (; v0 + V <= nvec; v0 += V) band_tile<A, C, V>(kb, c0, d, int64_t(v0) * L, kv);
   with_width<V - 1>(nvec - v0, [&](auto w) {
-    band_tile<A, C, decltype(w)::value>(kb, lists, c0, d, int64_t(v0) * L, kv);
+    band_tile<A, C, decltype(w)::value>(kb, c0, d, int64_t(v0) * L, kv);
   });
 }
 
@@ -177,6 +160,17 @@ template <class A> inline void kv_accumulate(const KeyBlock &kb, int d, float *k
   int c = 0;
   for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv);
   for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv);
+}
+
+// Per-channel token masks of a block from its per-token sign words
+// (`words` per token, tb tokens): neg[c] bit t = bit c of token t.
+inline void channel_masks(const uint64_t *token_signs, int words, int64_t tb, uint64_t *neg) {
+  for (int w = 0; w < words; ++w) {
+    uint64_t rows[64];
+    for (int64_t t = 0; t < 64; ++t) rows[t] = t < tb ? token_signs[t * words + w] : 0;
+    transpose_bits64(rows);
+    for (int c = 0; c < 64; ++c) neg[w * 64 + c] = rows[c];
+  }
 }
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
@@ -192,8 +186,10 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
   const int d = lay.d, group = h1 - h0, words = (d + 63) / 64;
   const int64_t width = int64_t(a.heads) * d;
   const int64_t blk_head = kKeyBlock * lay.dp, sign_head = kKeyBlock * words;
-  ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head);
+  ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head),
+      mask_buf(2 * 64 * words);
   uint64_t *signs = reinterpret_cast<uint64_t *>(sign_buf.data);
+  uint64_t *neg_masks = reinterpret_cast<uint64_t *>(mask_buf.data);
   const Vec<A> zero(0.0f);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
@@ -226,10 +222,12 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
         }
       }
     }
-    for (int g = 0; g < group; ++g)
-      kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, signs + g * sign_head,
-                                words, lay.dp, tb},
+    const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
+    for (int g = 0; g < group; ++g) {
+      channel_masks(signs + g * sign_head, words, tb, neg_masks);
+      kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, neg_masks, valid, lay.dp},
                        d, states + (h0 + g) * lay.state);
+    }
   }
 }
 
