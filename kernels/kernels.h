@@ -18,6 +18,10 @@ const char *isa_name(Isa isa);
 // channels [h*head_dim, (h+1)*head_dim). The key side streams over n_k tokens
 // once; the query side streams over n_q tokens once; nothing of size n_q x n_k
 // exists. `out` receives [x_sim, x_opp] per head (head_dim wide).
+// An output of at least kPolaStreamOutBytes (n_q * ld_out floats) whose rows
+// and heads are vector-aligned is written with non-temporal stores: it
+// bypasses the caches, so a caller that reads it right back pays a DRAM trip.
+inline constexpr double kPolaStreamOutBytes = 64.0 * (1 << 20);
 struct PolaAttnArgs {
   int64_t n_q = 0, n_k = 0;
   int heads = 0, head_dim = 0;

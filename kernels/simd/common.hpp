@@ -49,6 +49,18 @@ template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
 // results below ~2.8e-38, and every |u| < FLT_MIN, are 0 (SPEC 8). Relative
 // error: ~3e-7 for |u| near 1, growing with |y| to ~5e-6 as fp32's rounding
 // of y itself (as in any fp32 pow built on exp and log).
+// Non-temporal store of a whole vector to 64-byte (AVX-512) / 32-byte (AVX2)
+// aligned memory: the line goes to DRAM without being read first. Only for
+// outputs far larger than the caches, which nothing reads back soon; callers
+// issue store_fence() before others read the data.
+template <class A> inline void store_stream(float *p, const Vec<A> &v) {
+  if constexpr (kLanes<A> == 16)
+    _mm512_stream_ps(p, v);
+  else
+    _mm256_stream_ps(p, v);
+}
+inline void store_fence() { _mm_sfence(); }
+
 template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
   using I = xsimd::batch<int32_t, A>;
   const Vec<A> m = xsimd::abs(u);

@@ -30,9 +30,16 @@
 //     x_sim = out[:d/2] / (out[d] + 1e-6),  x_opp = out[d/2:d] / (out[d+1] + 1e-6).
 // For each channel j exactly one of pos(q'_j), neg(q'_j) is non-zero, so
 // out = sum_j |q'_j|^p_j * state[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
-// The two kmean columns are done as vector dot products while the features
-// are computed, so the FMA part works on M = the first d columns only (d
-// padded to the vector width instead of d + 2: 4 AVX-512 vectors, not 5, at d = 64).
+// The same sign-pattern bands as on the key side do this: a band's 2C rows of
+// M sit in registers and each token of a pattern adds its C products to its
+// output row (in L1). The two kmean columns are done as vector dot products
+// while the features are computed, so the FMA part works on M = the first d
+// columns only (d padded to the vector width instead of d + 2: 4 AVX-512
+// vectors, not 5, at d = 64).
+//
+// Both passes prefetch the next block's rows while their register tiles run
+// (the hardware prefetcher idles when no loads stream), and a large output is
+// written with non-temporal stores (see kPolaStreamOutBytes).
 //
 // Extra memory, independent of N: min(32, ceil(n_k / 256)) chunk partials of
 // heads x (2d x d_pad + 2d) floats (8.5 MB at 8 heads, d = 64), the query
@@ -47,6 +54,7 @@
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/row_prefetch.hpp"
 
 namespace pola::kernels::simd {
 
@@ -55,17 +63,18 @@ namespace pola_detail {
 constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass: one bit each in a uint64
 constexpr int64_t kChunkMinTokens = 256;   // fewer tokens per chunk: several tasks even at N = 784
 constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
-constexpr int64_t kQueryBlock = 32;    // query tokens per scratch block
+constexpr int64_t kQueryBlock = 64;    // query tokens per scratch block: one bit each in a uint64
 constexpr float kDenominatorEps = 1e-6f;
 
 // Register tile shapes per ISA: accumulators + operands fit the register file.
 template <class A> struct Tiles {
-  // Sign-sorted key GEMM: C channels x 2 signs x V vectors of accumulators.
-  static constexpr int key_channels = kRegisters<A> == 32 ? 3 : 2;
-  static constexpr int key_vecs = kRegisters<A> == 32 ? 4 : 2;
-  static constexpr int q_tokens = 2;                            // query tokens per tile
-  static constexpr int q_tokens_narrow = 4;
-  static constexpr int q_vecs = 6;                              // M column vectors per tile
+  // Sign-pattern bands (both passes): C channels x 2 signs x V vectors held
+  // in registers (key side: KV accumulators; query side: rows of M), plus V
+  // operand vectors and C broadcasts.
+  static constexpr int band_channels = kRegisters<A> == 32 ? 3 : 2;
+  static constexpr int band_vecs = kRegisters<A> == 32 ? 4 : 2;
+  // Bands per head of d channels (full bands, then single-channel ones).
+  static constexpr int bands(int d) { return d / band_channels + d % band_channels; }
 };
 
 // Padded sizes of one head's buffers (all multiples of the vector width).
@@ -145,7 +154,7 @@ inline void band_tile(const KeyBlock &kb, int c0, int d, int64_t col, float *kv)
 
 // KV rows of channels [c0, c0 + C) += the block's tokens, by sign pattern.
 template <class A, int C> inline void key_band(const KeyBlock &kb, int c0, int d, float *kv) {
-  constexpr int V = Tiles<A>::key_vecs, L = kLanes<A>;
+  constexpr int V = Tiles<A>::band_vecs, L = kLanes<A>;
   const int nvec = int(kb.dp / L);
   int v0 = 0;
   for (; v0 + V <= nvec; v0 += V) band_tile<A, C, V>(kb, c0, d, int64_t(v0) * L, kv);
@@ -155,11 +164,13 @@ template <class A, int C> inline void key_band(const KeyBlock &kb, int c0, int d
 }
 
 // KV (2d x dp) += phi^T v over one block, phi never materialised.
-template <class A> inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
-  constexpr int C = Tiles<A>::key_channels;
+// After each band, `per_band` lines of the next block are prefetched.
+template <class A>
+inline void kv_accumulate(const KeyBlock &kb, int d, float *kv, RowPrefetcher &pf, int64_t per_band) {
+  constexpr int C = Tiles<A>::band_channels;
   int c = 0;
-  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv);
-  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv);
+  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv), pf.step(per_band);
+  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv), pf.step(per_band);
 }
 
 // Per-channel token masks of a block from its per-token sign words
@@ -184,6 +195,7 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
                float *states) {
   constexpr int L = kLanes<A>;
   const int d = lay.d, group = h1 - h0, words = (d + 63) / 64;
+  const int bands = Tiles<A>::bands(d);
   const int64_t width = int64_t(a.heads) * d;
   const int64_t blk_head = kKeyBlock * lay.dp, sign_head = kKeyBlock * words;
   ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head),
@@ -223,10 +235,19 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
       }
     }
     const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
+    const int64_t next = b0 + tb, c0 = int64_t(h0) * d;
+    RowPrefetcher pf;
+    if (next < t1) {
+      pf.add(a.k + next * a.ld_k + c0, a.ld_k, int64_t(group) * d);
+      pf.add(a.v + next * a.ld_v + c0, a.ld_v, int64_t(group) * d);
+      pf.add(a.pos_enc ? a.pos_enc + next * width + c0 : nullptr, width, int64_t(group) * d);
+      pf.set_rows(std::min(kKeyBlock, t1 - next));
+    }
+    const int64_t per_band = (pf.lines() + group * bands - 1) / (group * bands);
     for (int g = 0; g < group; ++g) {
       channel_masks(signs + g * sign_head, words, tb, neg_masks);
       kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, neg_masks, valid, lay.dp},
-                       d, states + (h0 + g) * lay.state);
+                       d, states + (h0 + g) * lay.state, pf, per_band);
     }
   }
 }
@@ -248,35 +269,74 @@ void build_query_state(const Layout<A> &lay, const float *kv, float inv_n, float
   }
 }
 
-// ob[t, c:c+V*L] = sum_j mag[t, j] * M[off[t, j] + c:...] for T tokens.
-template <class A, int T, int V>
-inline void query_tile(const float *mag, const int32_t *off, int d, const float *m, int64_t c,
-                       float *ob, int64_t mp) {
+// One query block of one head, as the sign-sorted product reads it: per
+// token the magnitudes |q'|^p (stride d); per channel a token mask (bit t
+// set: q'_t < 0); the output rows (stride mp), accumulated in place.
+struct QueryBlock {
+  const float *mag;
+  const uint64_t *neg; // d masks
+  uint64_t valid;      // bits of the block's tokens
+  int d;
+  int64_t mp;
+  float *out;
+};
+
+// out[t, col:col + V*L] += sum_i mag[t, c0 + i] * M[c0 + i + d * sign_i] for
+// the tokens of sign pattern P over the band: the band's 2C rows of M stay
+// in registers and each token touches only the rows of its signs.
+template <class A, int C, int V, int P>
+inline void query_band_pattern(const QueryBlock &qb, int c0, int64_t col,
+                               const Vec<A> (&rows)[C][2][V]) {
   constexpr int L = kLanes<A>;
-  Vec<A> acc[T][V];
-  for (int t = 0; t < T; ++t)
-    for (int v = 0; v < V; ++v) acc[t][v] = Vec<A>(0.0f);
-  for (int j = 0; j < d; ++j) {
-    for (int t = 0; t < T; ++t) {
-      const Vec<A> b(mag[t * d + j]);
-      const float *row = m + off[t * d + j] + c;
-      for (int v = 0; v < V; ++v) acc[t][v] = xsimd::fma(b, Vec<A>::load_aligned(row + v * L), acc[t][v]);
+  uint64_t tokens = qb.valid;
+  for (int i = 0; i < C; ++i) tokens &= (P >> i) & 1 ? qb.neg[c0 + i] : ~qb.neg[c0 + i];
+  for (; tokens; tokens &= tokens - 1) {
+    const int64_t t = __builtin_ctzll(tokens);
+    const float *mg = qb.mag + t * qb.d + c0;
+    float *o = qb.out + t * qb.mp + col;
+    Vec<A> acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = Vec<A>::load_aligned(o + v * L);
+    for (int i = 0; i < C; ++i) {
+      const Vec<A> b(mg[i]);
+      for (int v = 0; v < V; ++v) acc[v] = xsimd::fma(b, rows[i][(P >> i) & 1][v], acc[v]);
     }
+    for (int v = 0; v < V; ++v) acc[v].store_aligned(o + v * L);
   }
-  for (int t = 0; t < T; ++t)
-    for (int v = 0; v < V; ++v) acc[t][v].store_aligned(ob + t * mp + c + v * L);
 }
 
-template <class A, int T>
-inline void query_token_group(const float *mag, const int32_t *off, int d, const float *m,
-                              float *ob, int64_t mp) {
-  constexpr int V = Tiles<A>::q_vecs, L = kLanes<A>;
-  const int nvec = int(mp / L);
+template <class A, int C, int V, int... P>
+inline void query_band_patterns(const QueryBlock &qb, int c0, int64_t col, const Vec<A> (&rows)[C][2][V],
+                                std::integer_sequence<int, P...>) {
+  (query_band_pattern<A, C, V, P>(qb, c0, col, rows), ...);
+}
+
+template <class A, int C, int V>
+inline void query_band_tile(const QueryBlock &qb, const float *m, int c0, int64_t col) {
+  constexpr int L = kLanes<A>;
+  Vec<A> rows[C][2][V];
+  for (int i = 0; i < C; ++i)
+    for (int s = 0; s < 2; ++s)
+      for (int v = 0; v < V; ++v) rows[i][s][v] = Vec<A>::load_aligned(m + (c0 + i + s * qb.d) * qb.mp + col + v * L);
+  query_band_patterns<A, C, V>(qb, c0, col, rows, std::make_integer_sequence<int, (1 << C)>{});
+}
+
+template <class A, int C> inline void query_band(const QueryBlock &qb, const float *m, int c0) {
+  constexpr int V = Tiles<A>::band_vecs, L = kLanes<A>;
+  const int nvec = int(qb.mp / L);
   int v0 = 0;
-  for (; v0 + V <= nvec; v0 += V) query_tile<A, T, V>(mag, off, d, m, int64_t(v0) * L, ob, mp);
+  for (; v0 + V <= nvec; v0 += V) query_band_tile<A, C, V>(qb, m, c0, int64_t(v0) * L);
   with_width<V - 1>(nvec - v0, [&](auto w) {
-    query_tile<A, T, decltype(w)::value>(mag, off, d, m, int64_t(v0) * L, ob, mp);
+    query_band_tile<A, C, decltype(w)::value>(qb, m, c0, int64_t(v0) * L);
   });
+}
+
+// out (tokens x mp, zeroed) += q_sim @ M over one block of one head.
+template <class A>
+inline void query_accumulate(const QueryBlock &qb, const float *m, RowPrefetcher &pf, int64_t per_band) {
+  constexpr int C = Tiles<A>::band_channels;
+  int c = 0;
+  for (; c + C <= qb.d; c += C) query_band<A, C>(qb, m, c), pf.step(per_band);
+  for (; c < qb.d; ++c) query_band<A, 1>(qb, m, c), pf.step(per_band);
 }
 
 // Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
@@ -286,71 +346,68 @@ inline void query_token_group(const float *mag, const int32_t *off, int d, const
 // and q_opp the other one.
 // Per-thread scratch of query_block, allocated once per call and thread.
 template <class A> struct QueryScratch {
-  ScratchBuffer mag, offs, ob, den;
+  int words;
+  ScratchBuffer mag, signs, masks, ob, den;
   QueryScratch(const Layout<A> &lay, int heads)
-      : mag(heads * kQueryBlock * lay.d), offs(heads * kQueryBlock * lay.d),
+      : words((lay.d + 63) / 64), mag(heads * kQueryBlock * lay.d),
+        signs(2 * heads * kQueryBlock * words), masks(2 * 64 * words),
         ob(heads * kQueryBlock * lay.mp), den(heads * kQueryBlock * 2) {}
 };
 
 template <class A>
 void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
-                 int64_t t1, QueryScratch<A> &scratch) {
-  using I = xsimd::batch<int32_t, A>;
-  constexpr int L = kLanes<A>, T = Tiles<A>::q_tokens, TN = Tiles<A>::q_tokens_narrow;
-  const int d = lay.d, half = lay.half, heads = a.heads;
-  const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp;
+                 int64_t t1, bool stream_out, QueryScratch<A> &scratch) {
+  constexpr int L = kLanes<A>;
+  const int d = lay.d, half = lay.half, heads = a.heads, words = scratch.words;
+  const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp,
+                sign_head = kQueryBlock * words;
   ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
-  int32_t *off_all = reinterpret_cast<int32_t *>(scratch.offs.data);
+  uint64_t *signs = reinterpret_cast<uint64_t *>(scratch.signs.data);
+  uint64_t *neg = reinterpret_cast<uint64_t *>(scratch.masks.data);
   alignas(64) int32_t lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = i;
-  const I lane_ids = I::load_aligned(lane_index);
-  const I lane_rows = lane_ids * I(int32_t(lay.mp)); // offsets of rows 0..L-1
-  const I neg_rows = I(int32_t(d * lay.mp));         // row d + j from row j
-  const Vec<A> lanes = xsimd::to_float(lane_ids), zero(0.0f);
+  const Vec<A> lanes = xsimd::to_float(xsimd::batch<int32_t, A>::load_aligned(lane_index)), zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
       const float *q = a.q + (t0 + t) * a.ld_q + c0;
       const float *kmean = states_m + h * lay.qstate + 2 * d * lay.mp;
       float *mg = mag.data + h * feat_head + t * d;
-      int32_t *off = off_all + h * feat_head + t * d;
+      uint64_t *sg = signs + h * sign_head + t * words;
+      for (int w = 0; w < words; ++w) sg[w] = 0;
       Vec<A> den_sim(0.0f), den_opp(0.0f);
       for (int j = 0; j < d; j += L) {
         const int n = std::min(L, d - j);
         const Vec<A> u = load_first<A>(q + j, n) * load_first<A>(a.inv_scale + c0 + j, n);
         const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
         store_first<A>(mg + j, m, n);
-        const auto neg = u < zero;
-        // Offset of the row of M this channel selects: j for pos(q'), d + j for
-        // neg(q'), from u's sign bit (a -0 picks row d + j, but its m is 0).
-        const I row_off = lane_rows + I(int32_t(j * lay.mp)) + ((xsimd::bitwise_cast<I>(u) >> 31) & neg_rows);
-        if (n == L) {
-          row_off.store_unaligned(off + j);
-        } else {
-          alignas(64) int32_t tmp[L];
-          row_off.store_aligned(tmp);
-          for (int i = 0; i < n; ++i) off[j + i] = tmp[i];
-        }
+        // Row j of M for pos(q'), d + j for neg(q'), by u's sign bit (a -0
+        // picks row d + j, but its m is 0).
+        sg[j / 64] |= sign_bits<A>(u) << (j % 64);
+        const auto neg_u = u < zero;
         const Vec<A> km_pos = load_first<A>(kmean + j, n), km_neg = load_first<A>(kmean + d + j, n);
-        den_sim = xsimd::fma(m, xsimd::select(neg, km_neg, km_pos), den_sim);
-        den_opp = xsimd::fma(m, xsimd::select(neg, km_pos, km_neg), den_opp);
+        den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
+        den_opp = xsimd::fma(m, xsimd::select(neg_u, km_pos, km_neg), den_opp);
       }
       den.data[(h * kQueryBlock + t) * 2] = xsimd::hadd(den_sim);
       den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
     }
   }
+  const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
+  // The next block (usually this thread's next one) is prefetched meanwhile.
+  RowPrefetcher pf;
+  if (t1 < a.n_q) {
+    pf.add(a.q + t1 * a.ld_q, a.ld_q, int64_t(heads) * d);
+    pf.set_rows(std::min(kQueryBlock, a.n_q - t1));
+  }
+  const int bands = Tiles<A>::bands(d);
+  const int64_t per_band = (pf.lines() + heads * bands - 1) / (heads * bands);
   for (int h = 0; h < heads; ++h) {
-    const float *m = states_m + h * lay.qstate;
-    const float *mg = mag.data + h * feat_head;
-    const int32_t *off = off_all + h * feat_head;
     float *o = ob.data + h * ob_head;
-    int64_t t = 0;
-    if (lay.mp <= 2 * L)
-      for (; t + TN <= tb; t += TN)
-        query_token_group<A, TN>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
-    for (; t + T <= tb; t += T)
-      query_token_group<A, T>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
-    for (; t < tb; ++t) query_token_group<A, 1>(mg + t * d, off + t * d, d, m, o + t * lay.mp, lay.mp);
+    for (int64_t i = 0; i < tb * lay.mp; i += L) Vec<A>(0.0f).store_aligned(o + i);
+    channel_masks(signs + h * sign_head, words, tb, neg);
+    query_accumulate<A>(QueryBlock{mag.data + h * feat_head, neg, valid, d, lay.mp, o},
+                        states_m + h * lay.qstate, pf, per_band);
   }
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
@@ -360,7 +417,10 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += L) {
         const Vec<A> f = xsimd::select(lanes < Vec<A>(float(half - c)), f_sim, f_opp);
-        store_first<A>(dst + c, Vec<A>::load_aligned(o + c) * f, d - c);
+        if (stream_out)
+          store_stream<A>(dst + c, Vec<A>::load_aligned(o + c) * f);
+        else
+          store_first<A>(dst + c, Vec<A>::load_aligned(o + c) * f, d - c);
       }
     }
   }
@@ -406,12 +466,19 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
 
   // Query side: independent token blocks.
   const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
+  // A large output bypasses the caches: it is written once and read by no one
+  // soon, and a normal store would first read every line from DRAM.
+  const bool stream_out = a.head_dim % kLanes<A> == 0 && a.ld_out % kLanes<A> == 0 &&
+                          reinterpret_cast<uintptr_t>(a.out) % (kLanes<A> * sizeof(float)) == 0 &&
+                          double(a.n_q) * double(a.ld_out) * sizeof(float) >= kPolaStreamOutBytes;
 #pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
   {
     QueryScratch<A> scratch(lay, a.heads);
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, 4) nowait
     for (int64_t b = 0; b < blocks; ++b)
-      query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), scratch);
+      query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out,
+                     scratch);
+    if (stream_out) store_fence(); // before the region's closing barrier publishes out
   }
 }
 
