@@ -54,6 +54,7 @@
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/pola_query_gather.hpp"
 #include "kernels/simd/row_prefetch.hpp"
 
 namespace pola::kernels::simd {
@@ -347,11 +348,13 @@ inline void query_accumulate(const QueryBlock &qb, const float *m, RowPrefetcher
 // Per-thread scratch of query_block, allocated once per call and thread.
 template <class A> struct QueryScratch {
   int words;
-  ScratchBuffer mag, signs, masks, ob, den;
+  bool gather; // narrow heads: pola_query_gather.hpp
+  ScratchBuffer mag, signs, masks, offs, ob, den;
   QueryScratch(const Layout<A> &lay, int heads)
-      : words((lay.d + 63) / 64), mag(heads * kQueryBlock * lay.d),
+      : words((lay.d + 63) / 64), gather(lay.mp <= 2 * kLanes<A>), mag(heads * kQueryBlock * lay.d),
         signs(2 * heads * kQueryBlock * words), masks(2 * 64 * words),
-        ob(heads * kQueryBlock * lay.mp), den(heads * kQueryBlock * 2) {}
+        offs(gather ? heads * kQueryBlock * lay.d : 0), ob(heads * kQueryBlock * lay.mp),
+        den(heads * kQueryBlock * 2) {}
 };
 
 template <class A>
@@ -364,9 +367,12 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
   uint64_t *signs = reinterpret_cast<uint64_t *>(scratch.signs.data);
   uint64_t *neg = reinterpret_cast<uint64_t *>(scratch.masks.data);
+  int32_t *offs = reinterpret_cast<int32_t *>(scratch.offs.data);
+  const bool gather = scratch.gather;
   alignas(64) int32_t lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = i;
-  const Vec<A> lanes = xsimd::to_float(xsimd::batch<int32_t, A>::load_aligned(lane_index)), zero(0.0f);
+  const auto lane_ids = xsimd::batch<int32_t, A>::load_aligned(lane_index);
+  const Vec<A> lanes = xsimd::to_float(lane_ids), zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
@@ -383,7 +389,19 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
         store_first<A>(mg + j, m, n);
         // Row j of M for pos(q'), d + j for neg(q'), by u's sign bit (a -0
         // picks row d + j, but its m is 0).
-        sg[j / 64] |= sign_bits<A>(u) << (j % 64);
+        if (gather) {
+          const auto row_off = gather_row_offsets<A>(u, j, d, lay.mp, lane_ids);
+          int32_t *dst = offs + h * feat_head + t * d + j;
+          if (n == L) {
+            row_off.store_unaligned(dst);
+          } else {
+            alignas(64) int32_t tmp[L];
+            row_off.store_aligned(tmp);
+            std::copy(tmp, tmp + n, dst);
+          }
+        } else {
+          sg[j / 64] |= sign_bits<A>(u) << (j % 64);
+        }
         const auto neg_u = u < zero;
         const Vec<A> km_pos = load_first<A>(kmean + j, n), km_neg = load_first<A>(kmean + d + j, n);
         den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
@@ -404,6 +422,12 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   const int64_t per_band = (pf.lines() + heads * bands - 1) / (heads * bands);
   for (int h = 0; h < heads; ++h) {
     float *o = ob.data + h * ob_head;
+    if (gather) {
+      gather_accumulate<A>(mag.data + h * feat_head, offs + h * feat_head, d, states_m + h * lay.qstate, tb, o,
+                           lay.mp);
+      pf.step(per_band * bands);
+      continue;
+    }
     for (int64_t i = 0; i < tb * lay.mp; i += L) Vec<A>(0.0f).store_aligned(o + i);
     channel_masks(signs + h * sign_head, words, tb, neg);
     query_accumulate<A>(QueryBlock{mag.data + h * feat_head, neg, valid, d, lay.mp, o},
