@@ -35,11 +35,10 @@
 // output row (in L1). The two kmean columns are done as vector dot products
 // while the features are computed, so the FMA part works on M = the first d
 // columns only (d padded to the vector width instead of d + 2: 4 AVX-512
-// vectors, not 5, at d = 64).
+// vectors, not 5, at d = 64). Narrow heads (rows of at most two vectors)
+// gather instead: pola_query_gather.hpp.
 //
-// Both passes prefetch the next block's rows while their register tiles run
-// (the hardware prefetcher idles when no loads stream), and a large output is
-// written with non-temporal stores (see kPolaStreamOutBytes).
+// A large output is written with non-temporal stores (see kPolaStreamOutBytes).
 //
 // Extra memory, independent of N: min(32, ceil(n_k / 256)) chunk partials of
 // heads x (2d x d_pad + 2d) floats (8.5 MB at 8 heads, d = 64), the query
@@ -55,7 +54,6 @@
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
 #include "kernels/simd/pola_query_gather.hpp"
-#include "kernels/simd/row_prefetch.hpp"
 
 namespace pola::kernels::simd {
 
@@ -74,8 +72,6 @@ template <class A> struct Tiles {
   // operand vectors and C broadcasts.
   static constexpr int band_channels = kRegisters<A> == 32 ? 3 : 2;
   static constexpr int band_vecs = kRegisters<A> == 32 ? 4 : 2;
-  // Bands per head of d channels (full bands, then single-channel ones).
-  static constexpr int bands(int d) { return d / band_channels + d % band_channels; }
 };
 
 // Padded sizes of one head's buffers (all multiples of the vector width).
@@ -165,13 +161,12 @@ template <class A, int C> inline void key_band(const KeyBlock &kb, int c0, int d
 }
 
 // KV (2d x dp) += phi^T v over one block, phi never materialised.
-// After each band, `per_band` lines of the next block are prefetched.
 template <class A>
-inline void kv_accumulate(const KeyBlock &kb, int d, float *kv, RowPrefetcher &pf, int64_t per_band) {
+inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
   constexpr int C = Tiles<A>::band_channels;
   int c = 0;
-  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv), pf.step(per_band);
-  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv), pf.step(per_band);
+  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv);
+  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv);
 }
 
 // Per-channel token masks of a block from its per-token sign words
@@ -196,7 +191,6 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
                float *states) {
   constexpr int L = kLanes<A>;
   const int d = lay.d, group = h1 - h0, words = (d + 63) / 64;
-  const int bands = Tiles<A>::bands(d);
   const int64_t width = int64_t(a.heads) * d;
   const int64_t blk_head = kKeyBlock * lay.dp, sign_head = kKeyBlock * words;
   ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head),
@@ -236,19 +230,10 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
       }
     }
     const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
-    const int64_t next = b0 + tb, c0 = int64_t(h0) * d;
-    RowPrefetcher pf;
-    if (next < t1) {
-      pf.add(a.k + next * a.ld_k + c0, a.ld_k, int64_t(group) * d);
-      pf.add(a.v + next * a.ld_v + c0, a.ld_v, int64_t(group) * d);
-      pf.add(a.pos_enc ? a.pos_enc + next * width + c0 : nullptr, width, int64_t(group) * d);
-      pf.set_rows(std::min(kKeyBlock, t1 - next));
-    }
-    const int64_t per_band = (pf.lines() + group * bands - 1) / (group * bands);
     for (int g = 0; g < group; ++g) {
       channel_masks(signs + g * sign_head, words, tb, neg_masks);
       kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, neg_masks, valid, lay.dp},
-                       d, states + (h0 + g) * lay.state, pf, per_band);
+                       d, states + (h0 + g) * lay.state);
     }
   }
 }
@@ -333,11 +318,11 @@ template <class A, int C> inline void query_band(const QueryBlock &qb, const flo
 
 // out (tokens x mp, zeroed) += q_sim @ M over one block of one head.
 template <class A>
-inline void query_accumulate(const QueryBlock &qb, const float *m, RowPrefetcher &pf, int64_t per_band) {
+inline void query_accumulate(const QueryBlock &qb, const float *m) {
   constexpr int C = Tiles<A>::band_channels;
   int c = 0;
-  for (; c + C <= qb.d; c += C) query_band<A, C>(qb, m, c), pf.step(per_band);
-  for (; c < qb.d; ++c) query_band<A, 1>(qb, m, c), pf.step(per_band);
+  for (; c + C <= qb.d; c += C) query_band<A, C>(qb, m, c);
+  for (; c < qb.d; ++c) query_band<A, 1>(qb, m, c);
 }
 
 // Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
@@ -412,26 +397,17 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
     }
   }
   const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
-  // The next block (usually this thread's next one) is prefetched meanwhile.
-  RowPrefetcher pf;
-  if (t1 < a.n_q) {
-    pf.add(a.q + t1 * a.ld_q, a.ld_q, int64_t(heads) * d);
-    pf.set_rows(std::min(kQueryBlock, a.n_q - t1));
-  }
-  const int bands = Tiles<A>::bands(d);
-  const int64_t per_band = (pf.lines() + heads * bands - 1) / (heads * bands);
   for (int h = 0; h < heads; ++h) {
     float *o = ob.data + h * ob_head;
     if (gather) {
       gather_accumulate<A>(mag.data + h * feat_head, offs + h * feat_head, d, states_m + h * lay.qstate, tb, o,
                            lay.mp);
-      pf.step(per_band * bands);
       continue;
     }
     for (int64_t i = 0; i < tb * lay.mp; i += L) Vec<A>(0.0f).store_aligned(o + i);
     channel_masks(signs + h * sign_head, words, tb, neg);
     query_accumulate<A>(QueryBlock{mag.data + h * feat_head, neg, valid, d, lay.mp, o},
-                        states_m + h * lay.qstate, pf, per_band);
+                        states_m + h * lay.qstate);
   }
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
