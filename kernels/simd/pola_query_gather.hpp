@@ -1,8 +1,8 @@
-// Query-side product q_sim @ M for narrow heads (at most two vectors per M
-// row: d <= 32 with AVX-512, d <= 16 with AVX2). There a sign-pattern band
-// does only 2C FMAs per token between its loop exits and output load/stores,
-// so instead each token's output stays in registers and, per channel j, the
-// row of M its sign selects (j or d + j) is loaded and accumulated.
+// Query-side product q_sim @ M for narrow heads (M rows of at most 32 floats:
+// two AVX-512 or four AVX2 vectors). There a sign-pattern band does only a
+// few FMAs per token between its loop exits and output load/stores, so
+// instead each token's output stays in registers and, per channel j, the row
+// of M its sign selects (j or d + j) is loaded and accumulated.
 #pragma once
 
 #include <cstdint>
@@ -41,22 +41,26 @@ inline void gather_tile(const float *mag, const int32_t *off, int d, const float
     for (int v = 0; v < V; ++v) acc[t][v].store_aligned(ob + t * mp + c + v * L);
 }
 
-// All mp / L (<= 2) vectors of T tokens.
+// Whether a head of M rows mp floats wide takes this path.
+inline bool gather_fits(int64_t mp) { return mp <= 32; }
+
+// All mp / L (<= 4) vectors of T tokens.
 template <class A, int T>
 inline void gather_tokens(const float *mag, const int32_t *off, int d, const float *m, float *ob, int64_t mp) {
-  if (mp == kLanes<A>)
-    gather_tile<A, T, 1>(mag, off, d, m, 0, ob, mp);
-  else
-    gather_tile<A, T, 2>(mag, off, d, m, 0, ob, mp);
+  with_width<4>(int(mp / kLanes<A>), [&](auto w) {
+    gather_tile<A, T, decltype(w)::value>(mag, off, d, m, 0, ob, mp);
+  });
 }
 
 // ob (tokens x mp) = q_sim @ M for tb tokens of one head.
 template <class A>
 inline void gather_accumulate(const float *mag, const int32_t *off, int d, const float *m, int64_t tb,
                               float *ob, int64_t mp) {
-  constexpr int T = 4; // tokens per tile: 4 x 2 accumulators hide the FMA latency
+  // 8 accumulators hide the FMA latency: 4 tokens x 2 vectors or 2 x 4.
   int64_t t = 0;
-  for (; t + T <= tb; t += T) gather_tokens<A, T>(mag + t * d, off + t * d, d, m, ob + t * mp, mp);
+  if (mp <= 2 * kLanes<A>)
+    for (; t + 4 <= tb; t += 4) gather_tokens<A, 4>(mag + t * d, off + t * d, d, m, ob + t * mp, mp);
+  for (; t + 2 <= tb; t += 2) gather_tokens<A, 2>(mag + t * d, off + t * d, d, m, ob + t * mp, mp);
   for (; t < tb; ++t) gather_tokens<A, 1>(mag + t * d, off + t * d, d, m, ob + t * mp, mp);
 }
 
