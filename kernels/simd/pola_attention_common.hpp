@@ -1,0 +1,71 @@
+// Shared pieces of the polarity attention passes (pola_attention.hpp):
+// block sizes, register tile shapes, padded layouts, and the sign masks
+// that the sign-pattern bands of both passes select tokens with.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/bit_transpose.h"
+#include "kernels/simd/common.hpp"
+
+namespace pola::kernels::simd::pola_detail {
+
+constexpr int64_t kKeyBlock = 64;      // key tokens per register-tile pass: one bit each in a uint64
+constexpr int64_t kChunkMinTokens = 256;   // fewer tokens per chunk: several tasks even at N = 784
+constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
+constexpr int64_t kQueryBlock = 64;    // query tokens per scratch block: one bit each in a uint64
+constexpr float kDenominatorEps = 1e-6f;
+static_assert(kKeyBlock <= 64 && kQueryBlock <= 64, "a block's tokens are the bits of one uint64 mask");
+
+// Register tile shapes per ISA: accumulators + operands fit the register file.
+template <class A> struct Tiles {
+  // Sign-pattern bands (both passes): C channels x 2 signs x V vectors held
+  // in registers (key side: KV accumulators; query side: rows of M), plus V
+  // operand vectors and C broadcasts.
+  // AVX2: 3 x 2 x 2 accumulators + 2 operands + a broadcast = 15 of 16
+  // registers (measured ~10% faster than 2 channels x 2 vectors).
+  static constexpr int band_channels = 3;
+  static constexpr int band_vecs = kRegisters<A> == 32 ? 4 : 2;
+};
+
+// Padded sizes of one head's buffers (all multiples of the vector width).
+template <class A> struct Layout {
+  int d, half;
+  int64_t dp;      // padded v / KV row width
+  int64_t p2;      // padded 2d: ksum / kmean width
+  int64_t mp;      // padded M row width (d)
+  int64_t state;   // floats of one head's chunk state: KV (2d x dp) + ksum (p2)
+  int64_t qstate;  // floats of one head's query state: M (2d x mp) + kmean (p2)
+  explicit Layout(int head_dim)
+      : d(head_dim), half(head_dim / 2), dp(round_up_lanes<A>(head_dim)),
+        p2(round_up_lanes<A>(2 * head_dim)), mp(dp), state(2 * head_dim * dp + p2),
+        qstate(2 * head_dim * mp + p2) {}
+};
+
+// Sign bits of a vector: bit i set when lane i of u has its sign bit set.
+template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
+  if constexpr (kLanes<A> == 16)
+    return uint64_t(_mm512_cmplt_epi32_mask(_mm512_castps_si512(u), _mm512_setzero_si512()));
+  else
+    return uint64_t(uint32_t(_mm256_movemask_ps(u)));
+}
+
+// The block's tokens (bits of `valid`, ascending) whose signs over channels
+// neg[0..C) form pattern P (bit i of P set: channel i negative).
+template <int C, int P> inline uint64_t pattern_tokens(uint64_t valid, const uint64_t *neg) {
+  for (int i = 0; i < C; ++i) valid &= (P >> i) & 1 ? neg[i] : ~neg[i];
+  return valid;
+}
+
+// Per-channel token masks of a block from its per-token sign words
+// (`words` per token, tb tokens): neg[c] bit t = bit c of token t.
+inline void channel_masks(const uint64_t *token_signs, int words, int64_t tb, uint64_t *neg) {
+  for (int w = 0; w < words; ++w) {
+    uint64_t rows[64];
+    for (int64_t t = 0; t < 64; ++t) rows[t] = t < tb ? token_signs[t * words + w] : 0;
+    transpose_bits64(rows);
+    for (int c = 0; c < 64; ++c) neg[w * 64 + c] = rows[c];
+  }
+}
+
+} // namespace pola::kernels::simd::pola_detail
