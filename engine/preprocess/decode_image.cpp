@@ -55,33 +55,57 @@ bool starts_with(const uint8_t *data, size_t size, const char *magic) {
 
 bool is_png(const uint8_t *data, size_t size) { return starts_with(data, size, "\x89PNG\r\n\x1a\n"); }
 
-// stb_image 2.27 (Debian's) trusts the 16 code counts of a JPEG Huffman table:
-// counts summing past 256 write beyond its 257-byte size list and 256-byte
-// value table (heap corruption; fixed upstream in 2.28). Walk the markers,
-// skipping entropy-coded data, and refuse such a table before stb sees it.
-bool jpeg_huffman_tables_fit(const uint8_t *d, size_t size) {
+// stb_image 2.27 (Debian's) trusts a JPEG's Huffman tables in two ways that
+// the image fuzzer found, and this walk over the markers (skipping
+// entropy-coded data) refuses both before stb sees the file:
+// - counts of one table summing past 256 write beyond its 257-byte size list
+//   and 256-byte value table (heap corruption; fixed upstream in 2.28);
+// - a scan that decodes with a table no DHT has defined yet reads that
+//   all-zero table past its maxcode array and indexes its values with a
+//   negative symbol id.
+// Returns what is wrong, or nullptr.
+const char *jpeg_huffman_problem(const uint8_t *d, size_t size) {
   size_t pos = 0; // stb takes any run of 0xFF fill bytes before SOI's D8
   while (pos < size && d[pos] == 0xFF) ++pos;
-  if (pos == 0 || pos >= size || d[pos] != 0xD8) return true; // not a JPEG
+  if (pos == 0 || pos >= size || d[pos] != 0xD8) return nullptr; // not a JPEG
   ++pos;
+  auto byte = [&](size_t i) -> unsigned { return i < size ? d[i] : 0u; }; // stb reads 0 at EOF
+  bool defined[2][4] = {};  // [DC, AC][table id]
+  bool progressive = false; // from the frame header: which tables a scan uses
   while (pos + 4 <= size) {
     if (d[pos] != 0xFF) { ++pos; continue; } // entropy-coded data after SOS
     const uint8_t m = d[pos + 1];
     if (m == 0xFF || m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) { pos += (m == 0xFF ? 1 : 2); continue; }
-    if (m == 0xD9) return true; // EOI
+    if (m == 0xD9) return nullptr; // EOI
     const size_t len = (size_t(d[pos + 2]) << 8) | d[pos + 3];
+    if (m == 0xC2) progressive = true;
     // DHT: tables back to back. Like stb, keep reading while the segment has
-    // bytes left, even past its end or the file's (stb reads 0 at EOF).
+    // bytes left, even past its end or the file's.
     for (size_t t = pos + 4, end = pos + 2 + len; m == 0xC4 && t < end && t < size;) {
       size_t n = 0;
       for (size_t i = t + 1; i <= t + 16 && i < size; ++i) n += d[i];
-      if (n > 256) return false;
+      if (n > 256) return "corrupt JPEG (a Huffman table has more than 256 codes)";
+      const unsigned cls = d[t] >> 4, id = d[t] & 15;
+      if (cls <= 1 && id <= 3) defined[cls][id] = true; // stb refuses other ids itself
       t += 17 + n;
     }
-    if (len < 2) return true; // stb refuses the segment itself
+    if (m == 0xDA) { // SOS: the tables each component decodes with
+      const size_t ns = byte(pos + 4), tail = pos + 5 + 2 * ns;
+      const unsigned ss = byte(tail), ah = byte(tail + 2) >> 4;
+      // Baseline scans use both; progressive DC first passes the DC table,
+      // AC passes (first and refinement) the AC table, DC refinements none.
+      const bool dc = !progressive || (ss == 0 && ah == 0), ac = !progressive || ss > 0;
+      for (size_t c = 0; c < ns; ++c) {
+        const unsigned td = byte(pos + 6 + 2 * c) >> 4, ta = byte(pos + 6 + 2 * c) & 15;
+        if (td > 3 || ta > 3) return nullptr; // stb refuses the scan itself
+        if ((dc && !defined[0][td]) || (ac && !defined[1][ta]))
+          return "corrupt JPEG (a scan uses a Huffman table that no DHT defined)";
+      }
+    }
+    if (len < 2) return nullptr; // stb refuses the segment itself
     pos += 2 + len;
   }
-  return true;
+  return nullptr;
 }
 
 // Width and height from a PNG's IHDR (which must be the first chunk).
@@ -155,8 +179,7 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   }
   const int len = static_cast<int>(size);
 
-  if (!jpeg_huffman_tables_fit(data, size))
-    fail(name, "cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)");
+  if (const char *problem = jpeg_huffman_problem(data, size)) fail(name, std::string("cannot decode image: ") + problem);
 
   // Header only: learn the size and refuse absurd ones before anything is
   // allocated for pixels.
