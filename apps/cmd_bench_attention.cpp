@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/large_buffer.h"
 #include "weights/error.h"
 
 #ifndef POLA_GIT_COMMIT
@@ -40,6 +41,7 @@ struct BenchOptions {
   int heads = 8, head_dim = 64, threads = 0, runs = 5, warmup = 1;
   std::string isa;
   bool json = false;
+  bool small_pages = false;
 };
 
 double cpu_seconds() {
@@ -66,16 +68,22 @@ const KernelTable &pick_table(const std::string &name) {
   return *t;
 }
 
-// Heap array of floats without value-initialisation, filled by the caller;
-// 64-byte aligned like the engine's own tensors. (Plain new[] of a large
-// array returns an mmap'd page + 16 bytes, so every 64-byte vector load of
-// the core would straddle two cache lines.)
-struct AlignedFree {
-  void operator()(float *p) const { ::operator delete[](p, std::align_val_t(64)); }
+// Uninitialised float arrays for q, k, v and out, filled by the caller. By
+// default from kernels/large_buffer.h (2 MB aligned, huge pages advised), as
+// a long-sequence application should allocate them; --small-pages uses the
+// ordinary heap (64-byte aligned, 4 KB pages) to show what that costs.
+struct FloatsFree {
+  bool large;
+  void operator()(float *p) const {
+    if (large) free_large_floats(p);
+    else ::operator delete[](p, std::align_val_t(64));
+  }
 };
-using AlignedFloats = std::unique_ptr<float[], AlignedFree>;
-AlignedFloats floats(int64_t n) {
-  return AlignedFloats(static_cast<float *>(::operator new[](size_t(n) * sizeof(float), std::align_val_t(64))));
+using Floats = std::unique_ptr<float[], FloatsFree>;
+Floats floats(int64_t n, bool large) {
+  if (large) return Floats(alloc_large_floats(size_t(n)), FloatsFree{true});
+  return Floats(static_cast<float *>(::operator new[](size_t(n) * sizeof(float), std::align_val_t(64))),
+                FloatsFree{false});
 }
 
 void run_bench(const BenchOptions &o) {
@@ -89,7 +97,8 @@ void run_bench(const BenchOptions &o) {
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
 
   const int64_t n = o.tokens, width = int64_t(o.heads) * o.head_dim, elems = n * width;
-  auto q = floats(elems), k = floats(elems), v = floats(elems), out = floats(elems);
+  const bool large = !o.small_pages;
+  auto q = floats(elems, large), k = floats(elems, large), v = floats(elems, large), out = floats(elems, large);
   std::vector<float> inv_scale(static_cast<size_t>(width)), power(static_cast<size_t>(width));
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> sc(0.5f, 2.0f), pw(1.0f, 5.0f);
@@ -141,16 +150,19 @@ void run_bench(const BenchOptions &o) {
   const double gflops = flops / (median * 1e-3) / 1e9;
   const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
   const double rss = peak_rss_mb();
+  const long long huge_bytes = resident_huge_page_bytes();
+  const double huge_mb = huge_bytes < 0 ? -1.0 : double(huge_bytes) / (1024.0 * 1024.0);
   double checksum = 0;
   for (int64_t i = 0; i < elems; i += 997) checksum += out[size_t(i)];
 
   if (o.json) {
     std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
                 "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"cpu_ms_per_run\": %.4f, \"gflops\": %.3f, "
-                "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"checksum\": %.9g, "
-                "\"commit\": \"%s\"}\n",
+                "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"huge_page_mb\": %.1f, "
+                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\"}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
-                sorted.back(), cpu_ms, gflops, flops, rss, io_mb, checksum, POLA_GIT_COMMIT);
+                sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
+                POLA_GIT_COMMIT);
   } else {
     std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s threads=%d runs=%d commit=%s\n",
                 (long long)n, o.heads, o.head_dim, isa_name(table.isa), threads, o.runs, POLA_GIT_COMMIT);
@@ -159,6 +171,12 @@ void run_bench(const BenchOptions &o) {
     std::printf("  %.2f GFLOP/s (%.4g FLOP per call: key 2*d*d+2d, query 2*d*d+5d per token-head)\n",
                 gflops, flops);
     std::printf("  peak RSS %.1f MB (q, k, v, out: %.1f MB; ratio %.3f)\n", rss, io_mb, rss / io_mb);
+    if (o.small_pages)
+      std::printf("  pages: 4 KB (--small-pages)\n");
+    else if (huge_mb < 0)
+      std::printf("  pages: huge pages advised; how many the system gave is unknown\n");
+    else
+      std::printf("  pages: huge pages advised; %.0f MB of the process are in 2 MB pages\n", huge_mb);
   }
 }
 
@@ -174,6 +192,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--warmup", opts->warmup, "Untimed runs before timing")->capture_default_str();
   c->add_option("--isa", opts->isa, "scalar | avx2 | avx512 (default: the active table)");
   c->add_flag("--json", opts->json, "Print one JSON object");
+  c->add_flag("--small-pages", opts->small_pages,
+              "Allocate q, k, v, out on the ordinary heap (4 KB pages) instead of 2 MB-aligned huge pages");
   c->callback([opts] { run_bench(*opts); });
 });
 
