@@ -97,6 +97,38 @@ int main(int argc, char **argv) {
   CHECK(model.get() == nullptr && moved.get() != nullptr);
   CHECK(moved.run(x) == a);
 
+  // The attention core: LargeFloats owns pola_alloc_floats arrays; a bad
+  // argument throws InputError, and the C++ call gives the C call's bits.
+  {
+    const int heads = 2, d = 16, n = 200, width = heads * d;
+    polaformer::LargeFloats q(n * width), kv(n * width), out(n * width), out_c(n * width);
+    std::vector<float> inv_scale(width, 1.0f), power(width, 2.5f);
+    for (int i = 0; i < n * width; ++i) {
+      q[i] = std::sin(0.37f * i);
+      kv[i] = std::cos(0.11f * i);
+    }
+    pola_attention_args args = pola_default_attention_args();
+    args.n_q = args.n_k = n;
+    args.heads = heads;
+    args.head_dim = d;
+    args.q = q.data();
+    args.k = args.v = kv.data();
+    args.inv_scale = inv_scale.data();
+    args.power = power.data();
+    args.out = out.data();
+    args.threads = 1;
+    polaformer::attention(args);
+    args.out = out_c.data();
+    CHECK(pola_attention(&args) == POLA_OK);
+    CHECK(std::equal(out.data(), out.data() + n * width, out_c.data()));
+    args.heads = 0;
+    CHECK(thrown<polaformer::InputError>([&] { polaformer::attention(args); }).find("heads") != std::string::npos);
+    CHECK(thrown<polaformer::InputError>([&] { polaformer::LargeFloats none(0); }).find("count") !=
+          std::string::npos);
+    polaformer::LargeFloats moved_q = std::move(q);
+    CHECK(q.data() == nullptr && q.size() == 0 && moved_q.size() == size_t(n * width));
+  }
+
   if (failures) std::fprintf(stderr, "%d check(s) failed\n", failures);
   else std::printf("C++ API: all checks passed (library %s)\n", polaformer::version().c_str());
   return failures ? 1 : 0;

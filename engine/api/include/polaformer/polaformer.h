@@ -108,6 +108,52 @@ POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const 
 POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
                                            float *logits);
 
+/* ---- The attention core alone, for long 1-D sequences --------------------
+ *
+ * Polarity-aware linear attention (SPEC.md section 3) on token-major
+ * (tokens, heads * head_dim) arrays with no image structure: per head h
+ * (channels [h*head_dim, (h+1)*head_dim)) and with d = head_dim,
+ *     k' = (k + key_bias) * inv_scale,   q' = q * inv_scale,
+ *     phi(x) = [relu(x)^power, relu(-x)^power]         (2d per token)
+ *     KV = sum_t phi(k'_t)^T v_t / n_k,  kmean = sum_t phi(k'_t) / n_k
+ *     q_sim = phi(q'),  q_opp = q_sim with its two halves swapped
+ *     out[:, :d/2] = (q_sim @ KV)[:, :d/2] / (q_sim . kmean + 1e-6)
+ *     out[:, d/2:] = (q_opp @ KV)[:, d/2:] / (q_opp . kmean + 1e-6)
+ * in O(n_q + n_k) time; no n_q x n_k matrix ever exists. Extra memory does
+ * not grow with the sequence: about 33 * heads * (2 * d * d) floats.
+ * The result is the same for every thread count (sums run in a fixed order).
+ *
+ * For sequences much larger than the caches, allocate q, k, v and out with
+ * pola_alloc_floats: 2 MB aligned and advised as huge pages, which made the
+ * core ~5-9% faster here than ordinary 4 KB pages. */
+typedef struct pola_attention_args {
+  long long n_q, n_k;          /* query and key tokens (n_q >= 0, n_k >= 0) */
+  int heads, head_dim;         /* heads >= 1, 1 <= head_dim <= 1024 */
+  const float *q, *k, *v;      /* (n_q | n_k) rows of heads * head_dim floats */
+  long long ld_q, ld_k, ld_v;  /* row strides in floats; 0 = heads * head_dim */
+  const float *key_bias;       /* NULL, or (n_k, heads * head_dim) dense, added to k */
+  const float *inv_scale;      /* heads * head_dim: multiplies q and k + key_bias */
+  const float *power;          /* heads * head_dim: the feature-map exponents, > 0 */
+  float *out;                  /* n_q rows; must not overlap q, k, v or key_bias */
+  long long ld_out;            /* 0 = heads * head_dim */
+  int threads;                 /* 0 = all available cores */
+} pola_attention_args;
+
+/* All zero / NULL: set every pointer and size before calling pola_attention. */
+POLA_API pola_attention_args pola_default_attention_args(void);
+
+/* Computes `out` as above. A NULL or inconsistent argument gives
+ * POLA_ERROR_INPUT and a message naming it; out is then untouched. */
+POLA_API pola_status pola_attention(const pola_attention_args *args);
+
+/* An uninitialised array of `count` floats, 2 MB aligned and advised as huge
+ * pages (see above); NULL if count is 0 or the memory is not available
+ * (pola_last_error() says which). Release with pola_free_floats. */
+POLA_API float *pola_alloc_floats(size_t count);
+
+/* Releases an array from pola_alloc_floats; NULL is allowed. */
+POLA_API void pola_free_floats(float *p);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

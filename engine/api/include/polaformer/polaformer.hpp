@@ -155,4 +155,44 @@ inline std::vector<std::pair<int, float>> top_k(const std::vector<float> &logits
   return top_k(logits.data(), static_cast<int>(logits.size()), k);
 }
 
+// The attention core alone on long 1-D sequences (pola_attention in
+// polaformer.h has the formula and the argument rules).
+inline void attention(const pola_attention_args &args) { check(pola_attention(&args)); }
+
+// An owning array from pola_alloc_floats (2 MB aligned, huge pages advised):
+// the layout pola_attention streams fastest. Move-only; contents start
+// uninitialised.
+class LargeFloats {
+ public:
+  LargeFloats() = default;
+  explicit LargeFloats(size_t count) : data_(pola_alloc_floats(count)), size_(count) {
+    if (data_) return;
+    if (count == 0) throw InputError(pola_last_error());
+    throw InternalError(pola_last_error());
+  }
+  ~LargeFloats() { pola_free_floats(data_); }
+  LargeFloats(LargeFloats &&other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  LargeFloats &operator=(LargeFloats &&other) noexcept {
+    if (this != &other) {
+      pola_free_floats(data_);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  LargeFloats(const LargeFloats &) = delete;
+  LargeFloats &operator=(const LargeFloats &) = delete;
+
+  float *data() { return data_; }
+  const float *data() const { return data_; }
+  size_t size() const { return size_; }
+  float &operator[](size_t i) { return data_[i]; }
+  const float &operator[](size_t i) const { return data_[i]; }
+
+ private:
+  float *data_ = nullptr;
+  size_t size_ = 0;
+};
+
 } // namespace polaformer
