@@ -34,10 +34,15 @@ template <class A, int C, int V, int P>
 inline void query_band_pattern(const QueryBlock &qb, int c0, int64_t col,
                                const Vec<A> (&rows)[C][2][V]) {
   constexpr int L = kLanes<A>;
+  // Locals, not qb's fields: the vector stores below may alias anything, so
+  // the compiler would reload every field after each token.
+  const float *const mag = qb.mag + c0;
+  float *const out = qb.out + col;
+  const int64_t d = qb.d, mp = qb.mp;
   for (uint64_t tokens = pattern_tokens<C, P>(qb.valid, qb.neg + c0); tokens; tokens &= tokens - 1) {
     const int64_t t = __builtin_ctzll(tokens);
-    const float *mg = qb.mag + t * qb.d + c0;
-    float *o = qb.out + t * qb.mp + col;
+    const float *mg = mag + t * d;
+    float *o = out + t * mp;
     Vec<A> acc[V];
     for (int v = 0; v < V; ++v) acc[v] = Vec<A>::load_aligned(o + v * L);
     for (int i = 0; i < C; ++i) {
