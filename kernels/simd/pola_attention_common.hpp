@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/bit_transpose.h"
 #include "kernels/simd/common.hpp"
@@ -31,13 +32,14 @@ template <class A> struct Tiles {
 // Padded sizes of one head's buffers (all multiples of the vector width).
 template <class A> struct Layout {
   int d, half;
+  int words;       // uint64 sign words per token (one bit per channel)
   int64_t dp;      // padded v / KV row width
   int64_t p2;      // padded 2d: ksum / kmean width
   int64_t mp;      // padded M row width (d)
   int64_t state;   // floats of one head's chunk state: KV (2d x dp) + ksum (p2)
   int64_t qstate;  // floats of one head's query state: M (2d x mp) + kmean (p2)
   explicit Layout(int head_dim)
-      : d(head_dim), half(head_dim / 2), dp(round_up_lanes<A>(head_dim)),
+      : d(head_dim), half(head_dim / 2), words((head_dim + 63) / 64), dp(round_up_lanes<A>(head_dim)),
         p2(round_up_lanes<A>(2 * head_dim)), mp(dp), state(2 * head_dim * dp + p2),
         qstate(2 * head_dim * mp + p2) {}
 };
@@ -49,6 +51,9 @@ template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
   else
     return uint64_t(uint32_t(_mm256_movemask_ps(u)));
 }
+
+// Mask of a block's first tb tokens.
+inline uint64_t block_tokens(int64_t tb) { return tb >= 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1; }
 
 // The block's tokens (bits of `valid`, ascending) whose signs over channels
 // neg[0..C) form pattern P (bit i of P set: channel i negative).
@@ -66,6 +71,26 @@ inline void channel_masks(const uint64_t *token_signs, int words, int64_t tb, ui
     transpose_bits64(rows);
     for (int c = 0; c < 64; ++c) neg[w * 64 + c] = rows[c];
   }
+}
+
+// Both passes' register tiles cover the same grid of one head: bands of
+// Tiles::band_channels channels (then single-channel bands for the rest of
+// d) times column tiles of Tiles::band_vecs vectors (then one narrower tile
+// for the rest of nvec). tile(C, V, c0, col) gets C and V as
+// std::integral_constant, so each shape is its own instantiation.
+template <class A, int C, class F> inline void band_columns(int c0, int nvec, F &tile) {
+  constexpr int V = Tiles<A>::band_vecs, L = kLanes<A>;
+  int v0 = 0;
+  for (; v0 + V <= nvec; v0 += V)
+    tile(std::integral_constant<int, C>{}, std::integral_constant<int, V>{}, c0, int64_t(v0) * L);
+  with_width<V - 1>(nvec - v0, [&](auto w) { tile(std::integral_constant<int, C>{}, w, c0, int64_t(v0) * L); });
+}
+
+template <class A, class F> inline void for_each_band_tile(int d, int nvec, F &&tile) {
+  constexpr int C = Tiles<A>::band_channels;
+  int c = 0;
+  for (; c + C <= d; c += C) band_columns<A, C>(c, nvec, tile);
+  for (; c < d; ++c) band_columns<A, 1>(c, nvec, tile);
 }
 
 } // namespace pola::kernels::simd::pola_detail

@@ -63,24 +63,12 @@ inline void band_tile(const KeyBlock &kb, int c0, int d, int64_t col, float *kv)
       for (int v = 0; v < V; ++v) acc[i][s][v].store_aligned(kv + (c0 + i + s * d) * kb.dp + col + v * L);
 }
 
-// KV rows of channels [c0, c0 + C) += the block's tokens, by sign pattern.
-template <class A, int C> inline void key_band(const KeyBlock &kb, int c0, int d, float *kv) {
-  constexpr int V = Tiles<A>::band_vecs, L = kLanes<A>;
-  const int nvec = int(kb.dp / L);
-  int v0 = 0;
-  for (; v0 + V <= nvec; v0 += V) band_tile<A, C, V>(kb, c0, d, int64_t(v0) * L, kv);
-  with_width<V - 1>(nvec - v0, [&](auto w) {
-    band_tile<A, C, decltype(w)::value>(kb, c0, d, int64_t(v0) * L, kv);
-  });
-}
-
 // KV (2d x dp) += phi^T v over one block, phi never materialised.
 template <class A>
 inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
-  constexpr int C = Tiles<A>::band_channels;
-  int c = 0;
-  for (; c + C <= d; c += C) key_band<A, C>(kb, c, d, kv);
-  for (; c < d; ++c) key_band<A, 1>(kb, c, d, kv);
+  for_each_band_tile<A>(d, int(kb.dp / kLanes<A>), [&](auto c, auto v, int c0, int64_t col) {
+    band_tile<A, decltype(c)::value, decltype(v)::value>(kb, c0, d, col, kv);
+  });
 }
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
@@ -93,7 +81,7 @@ template <class A>
 void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1, int h0, int h1,
                float *states) {
   constexpr int L = kLanes<A>;
-  const int d = lay.d, group = h1 - h0, words = (d + 63) / 64;
+  const int d = lay.d, group = h1 - h0, words = lay.words;
   const int64_t width = int64_t(a.heads) * d;
   const int64_t blk_head = kKeyBlock * lay.dp, sign_head = kKeyBlock * words;
   ScratchBuffer mag(group * blk_head), vb(group * blk_head), sign_buf(2 * group * sign_head),
@@ -132,7 +120,7 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
         }
       }
     }
-    const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
+    const uint64_t valid = block_tokens(tb);
     for (int g = 0; g < group; ++g) {
       channel_masks(signs + g * sign_head, words, tb, neg_masks);
       kv_accumulate<A>(KeyBlock{mag.data + g * blk_head, vb.data + g * blk_head, neg_masks, valid, lay.dp},

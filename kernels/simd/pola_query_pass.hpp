@@ -69,23 +69,12 @@ inline void query_band_tile(const QueryBlock &qb, const float *m, int c0, int64_
   query_band_patterns<A, C, V>(qb, c0, col, rows, std::make_integer_sequence<int, (1 << C)>{});
 }
 
-template <class A, int C> inline void query_band(const QueryBlock &qb, const float *m, int c0) {
-  constexpr int V = Tiles<A>::band_vecs, L = kLanes<A>;
-  const int nvec = int(qb.mp / L);
-  int v0 = 0;
-  for (; v0 + V <= nvec; v0 += V) query_band_tile<A, C, V>(qb, m, c0, int64_t(v0) * L);
-  with_width<V - 1>(nvec - v0, [&](auto w) {
-    query_band_tile<A, C, decltype(w)::value>(qb, m, c0, int64_t(v0) * L);
-  });
-}
-
 // out (tokens x mp, zeroed) += q_sim @ M over one block of one head.
 template <class A>
 inline void query_accumulate(const QueryBlock &qb, const float *m) {
-  constexpr int C = Tiles<A>::band_channels;
-  int c = 0;
-  for (; c + C <= qb.d; c += C) query_band<A, C>(qb, m, c);
-  for (; c < qb.d; ++c) query_band<A, 1>(qb, m, c);
+  for_each_band_tile<A>(qb.d, int(qb.mp / kLanes<A>), [&](auto c, auto v, int c0, int64_t col) {
+    query_band_tile<A, decltype(c)::value, decltype(v)::value>(qb, m, c0, col);
+  });
 }
 
 // Query tokens [t0, t1) of every head: features, q_sim @ M, normalisation.
@@ -95,12 +84,11 @@ inline void query_accumulate(const QueryBlock &qb, const float *m) {
 // and q_opp the other one.
 // Per-thread scratch of query_block, allocated once per call and thread.
 template <class A> struct QueryScratch {
-  int words;
   bool gather; // narrow heads: pola_query_gather.hpp
   ScratchBuffer mag, signs, masks, offs, ob, den;
   QueryScratch(const Layout<A> &lay, int heads)
-      : words((lay.d + 63) / 64), gather(gather_fits(lay.mp)), mag(heads * kQueryBlock * lay.d),
-        signs(2 * heads * kQueryBlock * words), masks(2 * 64 * words),
+      : gather(gather_fits(lay.mp)), mag(heads * kQueryBlock * lay.d),
+        signs(2 * heads * kQueryBlock * lay.words), masks(2 * 64 * lay.words),
         offs(gather ? heads * kQueryBlock * lay.d : 0), ob(heads * kQueryBlock * lay.mp),
         den(heads * kQueryBlock * 2) {}
 };
@@ -109,7 +97,7 @@ template <class A>
 void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
                  int64_t t1, bool stream_out, QueryScratch<A> &scratch) {
   constexpr int L = kLanes<A>;
-  const int d = lay.d, half = lay.half, heads = a.heads, words = scratch.words;
+  const int d = lay.d, half = lay.half, heads = a.heads, words = lay.words;
   const int64_t tb = t1 - t0, feat_head = kQueryBlock * d, ob_head = kQueryBlock * lay.mp,
                 sign_head = kQueryBlock * words;
   ScratchBuffer &mag = scratch.mag, &ob = scratch.ob, &den = scratch.den;
@@ -159,7 +147,7 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
       den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
     }
   }
-  const uint64_t valid = tb == 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1;
+  const uint64_t valid = block_tokens(tb);
   for (int h = 0; h < heads; ++h) {
     float *o = ob.data + h * ob_head;
     if (gather) {
