@@ -35,20 +35,6 @@ template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
   for (int i = 0; i < n; ++i) p[i] = tmp[i];
 }
 
-// |u|^p = 2^(p log2|u|), the core of both feature maps (SPEC section 8: 0
-// stays 0). Neither xsimd::log nor xsimd::exp: this function is a fifth of
-// the attention's run time, and working in base 2 needs fewer operations:
-//  - log2: |u| = 2^e x with x in [sqrt(1/2), sqrt(2)); log2(x) = t Q(t), t = x - 1,
-//    Q a degree-8 polynomial (fitted here by weighted least squares,
-//    fp32 error 6e-8 in log2 units), and the exponent e is added exactly by one FMA;
-//  - exp2: y = p log2|u| = n + r, |r| <= 1/2, 2^y = 2^(n-1) * 2 P(r), with P a
-//    degree-6 fit of 2^r (fp32 relative error 1e-7) whose coefficients are
-//    doubled (exactly) so the 2^(n-1) scale stays a normal float for n = 128.
-// y is clamped to [-126.5, 128]: n = 128 gives inf for true values >= 2^128
-// and the exact value in [2^127.5, 2^128); n = -126 gives a zero scale, so
-// results below ~2.8e-38, and every |u| < FLT_MIN, are 0 (SPEC 8). Relative
-// error: ~3e-7 for |u| near 1, growing with |y| to ~5e-6 as fp32's rounding
-// of y itself (as in any fp32 pow built on exp and log).
 // Non-temporal store of a whole vector to 64-byte (AVX-512) / 32-byte (AVX2)
 // aligned memory: the line goes to DRAM without being read first. Only for
 // outputs far larger than the caches, which nothing reads back soon; callers
@@ -61,6 +47,20 @@ template <class A> inline void store_stream(float *p, const Vec<A> &v) {
 }
 inline void store_fence() { _mm_sfence(); }
 
+// |u|^p = 2^(p log2|u|), the core of both feature maps (SPEC section 8: 0
+// stays 0). Neither xsimd::log nor xsimd::exp: this function is ~12% of the
+// attention's run time (65k x 8 x 64), and base 2 needs fewer operations:
+//  - log2: |u| = 2^e x with x in [sqrt(1/2), sqrt(2)); log2(x) = t Q(t), t = x - 1,
+//    Q a degree-8 polynomial (fitted here by weighted least squares,
+//    fp32 error 6e-8 in log2 units), and the exponent e is added exactly by one FMA;
+//  - exp2: y = p log2|u| = n + r, |r| <= 1/2, 2^y = 2^(n-1) * 2 P(r), with P a
+//    degree-6 fit of 2^r (fp32 relative error 1e-7) whose coefficients are
+//    doubled (exactly) so the 2^(n-1) scale stays a normal float for n = 128.
+// y is clamped to [-126.5, 128]: n = 128 gives inf for true values >= 2^128
+// and the exact value in [2^127.5, 2^128); n = -126 gives a zero scale, so
+// results below ~2.8e-38, and every |u| < FLT_MIN, are 0 (SPEC 8). Relative
+// error: ~3e-7 for |u| near 1, growing with |y| to ~5e-6 as fp32's rounding
+// of y itself (as in any fp32 pow built on exp and log).
 template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
   using I = xsimd::batch<int32_t, A>;
   const Vec<A> m = xsimd::abs(u);
