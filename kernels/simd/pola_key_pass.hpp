@@ -93,6 +93,12 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
     for (int64_t t = 0; t < tb; ++t) {
       const int64_t tok = b0 + t;
+      if (tok + kPrefetchTokens < t1) {
+        const int64_t ahead = tok + kPrefetchTokens, c0 = int64_t(h0) * d, n = int64_t(group) * d;
+        prefetch_floats(a.k + ahead * a.ld_k + c0, n);
+        prefetch_floats(a.v + ahead * a.ld_v + c0, n);
+        if (a.pos_enc) prefetch_floats(a.pos_enc + ahead * width + c0, n);
+      }
       for (int g = 0; g < group; ++g) {
         const int64_t c0 = int64_t(h0 + g) * d;
         const float *kr = a.k + tok * a.ld_k + c0;
