@@ -243,7 +243,9 @@ def write_outputs(rows, args, binary):
         "(a shared machine: wall times include time lost to other jobs).",
         "Times are medians of 5 runs (3 for N >= 262144, 1 for scalar and PyTorch at N >= 262144). "
         "Peak RSS is the whole process (getrusage); PyTorch's includes its ~0.3 GB runtime. "
-        "`ratio` = peak RSS / bytes of q, k, v and output.",
+        "`ratio` = peak RSS / bytes of q, k, v and output. Our kernel's q, k, v and output are "
+        "2 MB-aligned huge-page arrays (bench-attention's default, as `pola_alloc_floats` gives); "
+        "PyTorch allocates its own tensors.",
         "",
         "| impl | heads | d | N | median ms | peak RSS MB | RSS / qkvo | speed-up of ours_best | status |",
         "|---|---|---|---|---|---|---|---|---|",
