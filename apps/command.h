@@ -16,6 +16,10 @@ struct RegisterCommand {
   explicit RegisterCommand(CommandFactory f) { command_registry().push_back(std::move(f)); }
 };
 
+// Parses argv, runs the chosen subcommand and returns the exit code below;
+// every error becomes a message on stderr (apps/cli_main.cpp).
+int run_cli(const char *description, int argc, char **argv);
+
 // Exit codes shared by every subcommand.
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 1;
