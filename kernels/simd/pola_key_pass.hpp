@@ -73,8 +73,8 @@ inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
 // (indexed by head, lay.state floats each). Each block first streams its k / v
-// rows once (the heads of the group, in memory order, which the hardware
-// prefetcher follows) into per-head magnitude, sign and value scratch that
+// rows once (the heads of the group, in memory order, prefetched
+// kPrefetchTokens ahead) into per-head magnitude, sign and value scratch that
 // stays in L1/L2; then each head's sign-sorted GEMM runs. A head's result
 // does not depend on which other heads share its group.
 template <class A>

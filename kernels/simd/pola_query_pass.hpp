@@ -110,7 +110,8 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
   const auto lane_ids = xsimd::batch<int32_t, A>::load_aligned(lane_index);
   const Vec<A> lanes = xsimd::to_float(lane_ids), zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
-    if (t0 + t + kPrefetchTokens < a.n_q) prefetch_floats(a.q + (t0 + t + kPrefetchTokens) * a.ld_q, int64_t(heads) * d);
+    if (t0 + t + kPrefetchTokens < a.n_q)
+      prefetch_floats(a.q + (t0 + t + kPrefetchTokens) * a.ld_q, int64_t(heads) * d);
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
       const float *q = a.q + (t0 + t) * a.ld_q + c0;
