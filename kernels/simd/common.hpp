@@ -3,7 +3,9 @@
 // unit gets its own copy and no inline code is shared across ISA flags.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <xsimd/xsimd.hpp>
@@ -47,6 +49,29 @@ template <class A> inline void store_stream(float *p, const Vec<A> &v) {
 }
 inline void store_fence() { _mm_sfence(); }
 
+// Horner's rule for c[0] x^(N-1) + ... + c[N-1] (highest degree first).
+template <class A, std::size_t N> inline Vec<A> horner(const Vec<A> &x, const std::array<float, N> &c) {
+  Vec<A> acc(c[0]);
+  for (std::size_t i = 1; i < N; ++i) acc = xsimd::fma(acc, x, Vec<A>(c[i]));
+  return acc;
+}
+
+// abs_pow's polynomials (fitted here; see abs_pow).
+// Q(t) ~ log2(1 + t) / t for 1 + t in [3/4, 3/2) (AVX-512's getmant range)
+// and in [sqrt(1/2), sqrt(2)) (the AVX2 bit split).
+constexpr std::array<float, 9> kLog2OverT34 = {
+    0.07627047598361969f, -0.17237578332424164f, 0.21599121391773224f, -0.24289953708648682f, 0.2882396876811981f,
+    -0.3605712652206421f, 0.48090070486068726f,  -0.7213485240936279f, 1.4426950216293335f};
+constexpr std::array<float, 9> kLog2OverTSqrt2 = {
+    0.12583549320697784f, -0.20726914703845978f, 0.2157159000635147f,  -0.23894493281841278f, 0.28791624307632446f,
+    -0.3607036769390106f, 0.48091062903404236f,  -0.7213473320007324f, 1.4426950216293335f};
+// P(r) ~ 2^r for |r| <= 1/2, and 2 P(r) (doubling is exact).
+constexpr std::array<float, 7> kExp2 = {0.0001534580806037411f, 0.0013399932067841291f, 0.009618489071726799f,
+                                        0.05550328642129898f,   0.24022646248340607f,   0.6931471824645996f,
+                                        1.0f};
+constexpr std::array<float, 7> kTwiceExp2 = {2.0f * kExp2[0], 2.0f * kExp2[1], 2.0f * kExp2[2], 2.0f * kExp2[3],
+                                             2.0f * kExp2[4], 2.0f * kExp2[5], 2.0f * kExp2[6]};
+
 // |u|^p = 2^(p log2|u|), the core of both feature maps (SPEC section 8: 0
 // stays 0). Neither xsimd::log nor xsimd::exp: this function is ~12% of the
 // attention's run time (65k x 8 x 64), and base 2 needs fewer operations.
@@ -73,26 +98,12 @@ template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
     const __m512 e = _mm512_mask_add_ps(e_raw, _mm512_cmp_ps_mask(x, _mm512_set1_ps(1.0f), _CMP_LT_OQ), e_raw,
                                         _mm512_set1_ps(1.0f));
     const Vec<A> t = Vec<A>(x) - Vec<A>(1.0f);
-    Vec<A> q(0.07627047598361969f);
-    q = xsimd::fma(q, t, Vec<A>(-0.17237578332424164f));
-    q = xsimd::fma(q, t, Vec<A>(0.21599121391773224f));
-    q = xsimd::fma(q, t, Vec<A>(-0.24289953708648682f));
-    q = xsimd::fma(q, t, Vec<A>(0.2882396876811981f));
-    q = xsimd::fma(q, t, Vec<A>(-0.3605712652206421f));
-    q = xsimd::fma(q, t, Vec<A>(0.48090070486068726f));
-    q = xsimd::fma(q, t, Vec<A>(-0.7213485240936279f));
-    q = xsimd::fma(q, t, Vec<A>(1.4426950216293335f));
+    const Vec<A> q = horner<A>(t, kLog2OverT34);
     // Clamped above so that |u| = inf gives inf (not inf - inf = NaN in r).
     const Vec<A> y = xsimd::min(p * xsimd::fma(t, q, Vec<A>(e)), Vec<A>(128.0f));
     const Vec<A> n = xsimd::nearbyint(y);
     const Vec<A> r = y - n;
-    Vec<A> s(0.0001534580806037411f);
-    s = xsimd::fma(s, r, Vec<A>(0.0013399932067841291f));
-    s = xsimd::fma(s, r, Vec<A>(0.009618489071726799f));
-    s = xsimd::fma(s, r, Vec<A>(0.05550328642129898f));
-    s = xsimd::fma(s, r, Vec<A>(0.24022646248340607f));
-    s = xsimd::fma(s, r, Vec<A>(0.6931471824645996f));
-    s = xsimd::fma(s, r, Vec<A>(1.0f));
+    const Vec<A> s = horner<A>(r, kExp2);
     // |u| >= FLT_MIN exactly when its exponent is >= -126 (false for 0, NaN).
     return Vec<A>(_mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(e_raw, _mm512_set1_ps(-126.0f), _CMP_GE_OQ), s, n));
   } else {
@@ -101,28 +112,14 @@ template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
     const I bits = xsimd::bitwise_cast<I>(m);
     const I e = (bits - I(0x3f3504f3)) >> 23; // 0x3f3504f3 = sqrt(1/2)
     const Vec<A> t = xsimd::bitwise_cast<Vec<A>>(bits - (e << 23)) - Vec<A>(1.0f);
-    Vec<A> q(0.12583549320697784f);
-    q = xsimd::fma(q, t, Vec<A>(-0.20726914703845978f));
-    q = xsimd::fma(q, t, Vec<A>(0.2157159000635147f));
-    q = xsimd::fma(q, t, Vec<A>(-0.23894493281841278f));
-    q = xsimd::fma(q, t, Vec<A>(0.28791624307632446f));
-    q = xsimd::fma(q, t, Vec<A>(-0.3607036769390106f));
-    q = xsimd::fma(q, t, Vec<A>(0.48091062903404236f));
-    q = xsimd::fma(q, t, Vec<A>(-0.7213473320007324f));
-    q = xsimd::fma(q, t, Vec<A>(1.4426950216293335f));
+    const Vec<A> q = horner<A>(t, kLog2OverTSqrt2);
     const Vec<A> log2m = xsimd::fma(t, q, xsimd::to_float(e));
     const Vec<A> y = xsimd::min(xsimd::max(p * log2m, Vec<A>(-126.5f)), Vec<A>(128.0f));
     const Vec<A> n = xsimd::nearbyint(y);
     const Vec<A> r = y - n;
     // P's coefficients doubled (exactly) and the scale 2^(n-1), so the scale
     // stays a normal float for n = 128; n = -126 gives a zero scale.
-    Vec<A> s(2.0f * 0.0001534580806037411f);
-    s = xsimd::fma(s, r, Vec<A>(2.0f * 0.0013399932067841291f));
-    s = xsimd::fma(s, r, Vec<A>(2.0f * 0.009618489071726799f));
-    s = xsimd::fma(s, r, Vec<A>(2.0f * 0.05550328642129898f));
-    s = xsimd::fma(s, r, Vec<A>(2.0f * 0.24022646248340607f));
-    s = xsimd::fma(s, r, Vec<A>(2.0f * 0.6931471824645996f));
-    s = xsimd::fma(s, r, Vec<A>(2.0f));
+    const Vec<A> s = horner<A>(r, kTwiceExp2);
     const Vec<A> scale = xsimd::bitwise_cast<Vec<A>>((xsimd::to_int(n) + I(126)) << 23); // 2^(n-1)
     return xsimd::select(m >= Vec<A>(1.17549435e-38f), s * scale, Vec<A>(0.0f));
   }
