@@ -1,5 +1,7 @@
 // `pola info MODEL [--json]`: what a model file holds, without running it.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "command.h"
@@ -8,13 +10,37 @@
 
 namespace {
 
+constexpr size_t kClassesShown = 5; // the text form is a glance; --json lists them all
+
+std::string first_names(const std::vector<std::string> &names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < kClassesShown; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > kClassesShown) s += ", ... (all in --json)";
+  return s;
+}
+
+// The preprocess object as a person reads it, in the order the pipeline
+// applies the steps; keys this build does not know are shown as they are.
+std::string describe_preprocess(const nlohmann::json &pre) {
+  static const char *const kOrder[] = {"resize", "interpolation", "crop", "mean", "std", "channels", "input_size"};
+  std::string s;
+  auto add = [&s](const std::string &key, const nlohmann::json &v) {
+    s += (s.empty() ? "" : ", ") + key + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+  };
+  for (const char *key : kOrder)
+    if (pre.contains(key)) add(key, pre.at(key));
+  for (const auto &kv : pre.items())
+    if (std::find(std::begin(kOrder), std::end(kOrder), kv.key()) == std::end(kOrder)) add(kv.key(), kv.value());
+  return s;
+}
+
 pola::app::RegisterCommand reg([](CLI::App &root) {
   struct Args {
     std::string model;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  auto *c = root.add_subcommand("info", "Describe a model file: family, config, parameters, format");
+  auto *c = root.add_subcommand("info", "Describe a model file: family, config, parameters, class names, preprocessing, format");
   c->add_option("model", args->model, "model file (from `pola convert`)")->required();
   c->add_flag("--json", args->json, "print one JSON object");
   c->callback([args] {
@@ -40,6 +66,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     j["tensors"] = f.tensors().size();
     j["file_bytes"] = f.file_size();
     j["num_classes"] = classes.size();
+    j["classes"] = classes;
     if (args->json) {
       std::printf("%s\n", j.dump(2).c_str());
       return;
@@ -53,10 +80,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
                 static_cast<double>(f.file_size()) / 1e6);
     std::printf("  input       %lld x %lld, %lld channels\n", static_cast<long long>(cfg.img_size),
                 static_cast<long long>(cfg.img_size), static_cast<long long>(cfg.in_chans));
-    std::printf("  classes     %zu (%s%s)\n", classes.size(), classes.empty() ? "" : classes[0].c_str(),
-                classes.size() > 1 ? ", ..." : "");
+    std::printf("  classes     %zu: %s\n", classes.size(), first_names(classes).c_str());
     std::printf("  config      %s\n", j["config"].dump().c_str());
-    std::printf("  preprocess  %s\n", pre.dump().c_str());
+    std::printf("  preprocess  %s\n", describe_preprocess(pre).c_str());
   });
 });
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ class Checkpoint {
   const std::vector<CheckpointTensor> &tensors() const { return tensors_; }
   // State-dict entries that are not tensors (names), e.g. stray ints.
   const std::vector<std::string> &non_tensor_entries() const { return non_tensors_; }
+  // The file's own string metadata (safetensors `__metadata__`); empty for
+  // torch files. A PolaFormer model file keeps its class names and
+  // preprocessing here (FORMAT.md), which re-converting it must not lose.
+  const std::map<std::string, std::string> &metadata() const { return metadata_; }
   // Human-readable remarks, e.g. which wrapper keys were ignored.
   const std::vector<std::string> &notes() const { return notes_; }
   // The tensor's data as contiguous row-major float32. Throws InputError for
@@ -38,6 +43,7 @@ class Checkpoint {
   std::string path_, container_;
   std::vector<CheckpointTensor> tensors_;
   std::vector<std::string> non_tensors_, notes_;
+  std::map<std::string, std::string> metadata_;
 };
 
 // Opens a torch.save zip file or a safetensors file, recognised by content.

@@ -27,6 +27,23 @@ void strip_ddp_prefix(Checkpoint &ck, std::vector<std::string> &notes) {
   notes.push_back("stripped the 'module.' prefix from every tensor name");
 }
 
+// A PolaFormer model file (FORMAT.md) given as the input: re-converting it
+// (e.g. to change its class names) must keep what only its metadata knows.
+bool is_model_file(const Checkpoint &ck) {
+  const auto it = ck.metadata().find("format");
+  return it != ck.metadata().end() && it->second == kFormatName;
+}
+
+// The model file's own config, class names and preprocessing. Its config is
+// used as stored rather than re-detected: some fields (alpha, unclipped
+// windows) cannot be recovered from tensor shapes.
+void read_model_file_metadata(const std::string &path, ConvertReport &rep) {
+  const ModelFile f = ModelFile::open(path);
+  rep.config = read_model_config(f);
+  rep.class_names = read_class_names(f, rep.config);
+  rep.preprocess = read_preprocess(f);
+}
+
 std::string preset_names() {
   std::string s;
   for (const auto &p : presets()) s += (s.empty() ? "" : ", ") + p.first;
@@ -58,7 +75,16 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     if (!index_of.emplace(ct.name, i).second) throw InputError(input + ": tensor '" + ct.name + "' appears twice");
     shapes[ct.name] = ct.shape;
   }
-  rep.config = detect_config(shapes, input);
+  if (is_model_file(*ck)) {
+    read_model_file_metadata(input, rep);
+    rep.container = "model file";
+    rep.notes.push_back("the input is a model file: kept its config, class names and preprocessing "
+                        "(except what the options set)");
+  } else {
+    rep.config = detect_config(shapes, input);
+    rep.class_names = default_class_names(rep.config.num_classes);
+    rep.preprocess = preprocess_for(rep.config);
+  }
   if (wanted) {
     auto diffs = config_differences(*wanted, rep.config);
     if (!diffs.empty()) {
@@ -81,6 +107,11 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     const auto &ct = ck->tensors()[it->second];
     if (!ct.floating) throw InputError(input + ": tensor '" + ct.name + "' is " + ct.dtype + ", expected floating point");
   }
+  // The metadata is settled and checked before any tensor is read or a byte
+  // written, so a bad option costs nothing and leaves no file behind.
+  rep.class_names = override_class_names(rep.class_names, options.metadata, rep.config);
+  rep.preprocess = override_preprocess(rep.preprocess, options.metadata, rep.config);
+  if (options.check_preprocess) options.check_preprocess(rep.preprocess, rep.config);
   rep.check_seconds = since(t);
 
   t = Clock::now();
@@ -106,7 +137,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
   rep.read_seconds = since(t);
 
   t = Clock::now();
-  write_model_file(output, make_metadata(rep.config, rep.arch, default_class_names(rep.config.num_classes)), out);
+  write_model_file(output, make_metadata(rep.config, rep.arch, rep.class_names, rep.preprocess), out);
   rep.write_seconds = since(t);
   rep.output_bytes = ModelFile::open(output).file_size(); // re-validates what was written
   return rep;

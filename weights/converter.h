@@ -1,24 +1,36 @@
 // `pola convert`: checkpoint (torch.save zip or safetensors) -> model file.
-// Reads, detects the config, validates every tensor against it, and only then
-// writes (atomically), so a bad checkpoint never leaves a half-written model.
+// Reads, detects the config, validates every tensor and the metadata to write
+// against it, and only then writes (atomically), so a bad checkpoint or a bad
+// option never leaves a half-written model. A model file is a valid input too:
+// its config, class names and preprocessing are kept unless overridden.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "weights/metadata_overrides.h"
 #include "weights/model_config.h"
 
 namespace pola::weights {
 
 struct ConvertOptions {
   std::string arch; // preset name to check the checkpoint against; empty: detect only
+  MetadataOverrides metadata; // class names / preprocessing to write instead of the input's or the defaults
+  // Called with the `preprocess` object about to be written, before anything
+  // is written; throws pola::InputError to refuse it. weights/ knows the
+  // format, not what the engine can run, so `pola convert` passes the
+  // engine's own check here. May be empty.
+  std::function<void(const nlohmann::json &preprocess, const ModelConfig &config)> check_preprocess;
 };
 
 struct ConvertReport {
-  std::string container; // "torch zip" / "safetensors"
+  std::string container; // "torch zip" / "safetensors" / "model file"
   std::string arch;      // preset name or "custom"
   ModelConfig config;
+  std::vector<std::string> class_names; // as written
+  nlohmann::json preprocess;            // as written
   std::vector<std::string> notes; // wrapper keys ignored, prefixes stripped, dtypes converted, ...
   size_t tensors_written = 0;
   size_t buffers_dropped = 0;

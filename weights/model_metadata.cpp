@@ -7,12 +7,18 @@ namespace pola::weights {
 
 std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
                                                  const std::vector<std::string> &class_names) {
+  return make_metadata(config, arch, class_names, preprocess_for(config));
+}
+
+std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
+                                                 const std::vector<std::string> &class_names,
+                                                 const nlohmann::json &preprocess) {
   return {
       {"format", kFormatName},
       {"format_version", std::to_string(kFormatVersion)},
       {"arch", arch},
       {"config", config_to_json(config).dump()},
-      {"preprocess", preprocess_for(config).dump()},
+      {"preprocess", preprocess.dump()},
       {"classes", nlohmann::json(class_names).dump()},
   };
 }
@@ -28,13 +34,20 @@ nlohmann::json parse_entry(const ModelFile &f, const std::string &key) {
 }
 } // namespace
 
-ModelConfig read_model_config(const ModelFile &f) {
+void check_model_format(const ModelFile &f) {
+  if (f.metadata().count("format") == 0)
+    throw InputError(f.path() + ": this is a safetensors file without PolaFormer metadata, not a model file; if it "
+                     "holds a checkpoint, convert it with `pola convert " + f.path() + " -o MODEL.pola`");
   if (f.metadata_at("format") != kFormatName)
     throw InputError(f.path() + ": metadata format is '" + f.metadata_at("format") + "', not '" + kFormatName +
                      "' (convert checkpoints with `pola convert`)");
   if (f.metadata_at("format_version") != std::to_string(kFormatVersion))
     throw InputError(f.path() + ": format_version " + f.metadata_at("format_version") + " is not supported (this build reads " +
                      std::to_string(kFormatVersion) + ")");
+}
+
+ModelConfig read_model_config(const ModelFile &f) {
+  check_model_format(f);
   return config_from_json(parse_entry(f, "config"), f.path());
 }
 

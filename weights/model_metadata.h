@@ -14,8 +14,16 @@ namespace pola::weights {
 constexpr const char *kFormatName = "polaformer";
 constexpr int kFormatVersion = 1;
 
+// `preprocess` defaults to preprocess_for(config) (model_config.h).
 std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
                                                  const std::vector<std::string> &class_names);
+std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
+                                                 const std::vector<std::string> &class_names,
+                                                 const nlohmann::json &preprocess);
+
+// Refuses a file whose metadata does not say it is a model file of a
+// format version this build reads (a bare safetensors file is named as such).
+void check_model_format(const ModelFile &file);
 
 // Checks `format` and `format_version`, then parses and checks `config`.
 ModelConfig read_model_config(const ModelFile &file);

@@ -42,6 +42,7 @@ class SafetensorsCheckpoint : public Checkpoint {
       munmap(map_, size_);
       throw;
     }
+    metadata_ = header_.metadata;
     for (const auto &e : header_.entries) {
       CheckpointTensor ct;
       ct.name = e.name;

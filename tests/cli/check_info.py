@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""`pola info` shows a model file's class names and preprocessing.
+
+The model file is the CLI fixture with its metadata rewritten here (independent safetensors
+writer of tests/reference, no `pola convert` involved) to class names and a preprocess object
+no default would produce. Then:
+  - `pola info --json`: "classes" is exactly that list and "preprocess" exactly that object;
+  - the text form shows the first few class names, and the preprocessing's sizes, filter, mean
+    and std.
+
+  /usr/bin/python3 check_info.py --pola build/apps/pola [--keep DIR]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from cli_fixtures import make_fixtures
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import safetensors_io  # noqa: E402  (independent reader/writer: struct + json + numpy)
+
+failures = []
+SHOWN = 3  # the text form must show at least this many names
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def pola(args, *argv):
+    r = subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: pola {' '.join(argv)}: exit {r.returncode}\n{r.stderr}")
+    return r.stdout
+
+
+def relabelled_copy(src, dst):
+    """src with its own class names and preprocessing; returns (names, preprocess)."""
+    tensors, meta = safetensors_io.load_file(src)
+    n = len(json.loads(meta["classes"]))
+    names = [f"species {chr(ord('A') + i % 26)}{i}" for i in range(n)]
+    pre = json.loads(meta["preprocess"])
+    pre.update(resize=pre["crop"] + 7, mean=[0.125, 0.375, 0.625], std=[0.0625, 0.1875, 0.3125])
+    meta = dict(meta, classes=json.dumps(names), preprocess=json.dumps(pre))
+    safetensors_io.save_file(dst, tensors, meta)
+    return names, pre
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pola", required=True)
+    ap.add_argument("--keep", help="work in this directory and keep it")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pola_info_") as tmp:
+        work = args.keep or tmp
+        os.makedirs(work, exist_ok=True)
+        f = make_fixtures(work)
+        model = os.path.join(work, "relabelled.pola")
+        names, pre = relabelled_copy(f["model"], model)
+
+        info = json.loads(pola(args, "info", model, "--json"))
+        check(info.get("classes") == names, "info --json: 'classes' is the file's list of names")
+        check(info.get("preprocess") == pre, "info --json: 'preprocess' is the file's object")
+        check(info.get("num_classes") == len(names), "info --json: num_classes counts them")
+
+        text = pola(args, "info", model)
+        lines = {line.split()[0]: line for line in text.splitlines()[1:] if line.strip()}
+        classes_line, pre_line = lines.get("classes", ""), lines.get("preprocess", "")
+        check(all(n in classes_line for n in names[:SHOWN]), f"info: the classes line shows the first {SHOWN} names "
+                                                               f"({classes_line.strip()!r})")
+        check(str(len(names)) in classes_line, "info: the classes line gives the count")
+        wanted = [str(pre["resize"]), str(pre["crop"]), pre["interpolation"]] + \
+            [json.dumps(v) for v in pre["mean"] + pre["std"]]
+        check(all(w in pre_line for w in wanted), f"info: the preprocess line shows resize, crop, filter, mean, std "
+                                                  f"({pre_line.strip()!r})")
+    if failures:
+        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+        sys.exit(1)
+    print("all info checks passed")
+
+
+if __name__ == "__main__":
+    main()
