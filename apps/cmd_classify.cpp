@@ -1,18 +1,24 @@
 // `pola classify`: the top-K classes of image files, decoded and preprocessed
 // as the model file prescribes, run in batches. A table for people, or one
-// JSON object per image (--json) for programs.
+// JSON object per image (--json) for programs. Arguments may be files,
+// directories or "-" (paths on stdin; classify/image_inputs.h). An image that
+// cannot be read is reported on stderr and skipped, so one bad file in a
+// folder of thousands does not lose the rest; the exit code is still 1.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "classify/image_inputs.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
+#include "eval/progress_bar.h"
 #include "weights/error.h"
 
 namespace {
@@ -47,8 +53,9 @@ std::vector<Ranked> top_k(const float *logits, int classes, int k) {
 
 class Printer {
  public:
-  Printer(const ClassifyArgs &a, const std::vector<std::string> &names) : json_(a.json), names_(names) {
-    for (const auto &f : a.images) file_width_ = std::max(file_width_, f.size());
+  Printer(const ClassifyArgs &a, const std::vector<std::string> &files, const std::vector<std::string> &names)
+      : json_(a.json), names_(names) {
+    for (const auto &f : files) file_width_ = std::max(file_width_, f.size());
   }
 
   void image(const std::string &file, const std::vector<Ranked> &best) {
@@ -76,8 +83,18 @@ class Printer {
   bool header_done_ = false;
 };
 
+// Fewer images than this finish before a progress bar would tell anything.
+constexpr size_t kProgressMinImages = 10;
+
+// Reports one image that cannot be classified; the run goes on without it.
+void report_failure(const std::string &message, pola::eval::ProgressBar &bar) {
+  bar.clear();
+  std::fprintf(stderr, "pola: error: %s\n", message.c_str());
+}
+
 void classify_command(const ClassifyArgs &a) {
   using clock = std::chrono::steady_clock;
+  // The model first: without it nothing can be classified, so its errors end the run at once.
   pola::ModelOptions opt;
   opt.threads = a.threads;
   auto model = pola::Model::load(a.model, opt);
@@ -85,30 +102,51 @@ void classify_command(const ClassifyArgs &a) {
   const auto names = model->class_names();
   const int classes = model->config().num_classes;
   const int64_t per_image = model->input_size();
+  const pola::app::ImageInputs inputs = pola::app::expand_image_inputs(a.images, std::cin);
+  const auto &files = inputs.files;
+  if (files.empty() && inputs.problems.empty())
+    throw pola::InputError("no images to classify (the list read from stdin for '-' was empty)");
   if (a.verbose)
-    std::fprintf(stderr, "pola classify: %s (%s, %d classes, input %d x %d x %d), %d threads, batch %d\n",
+    std::fprintf(stderr, "pola classify: %s (%s, %d classes, input %d x %d x %d), %d thread%s, batch %d, %zu images\n",
                  a.model.c_str(), model->config().arch.c_str(), classes, spec.channels, spec.crop, spec.crop,
-                 model->threads(), a.batch);
-  Printer print(a, names);
-  for (size_t first = 0; first < a.images.size(); first += a.batch) {
-    const size_t count = std::min(a.images.size() - first, static_cast<size_t>(a.batch));
+                 model->threads(), model->threads() == 1 ? "" : "s", a.batch, files.size());
+  // The bar draws itself only when stderr is a terminal (progress_bar.h).
+  pola::eval::ProgressBar bar{files.size() > kProgressMinImages ? int64_t(files.size()) : 0};
+  size_t failed = inputs.problems.size();
+  for (const auto &problem : inputs.problems) report_failure(problem, bar);
+  Printer print(a, files, names);
+  for (size_t first = 0; first < files.size(); first += a.batch) {
+    const size_t count = std::min(files.size() - first, static_cast<size_t>(a.batch));
     const auto t0 = clock::now();
     std::vector<float> input(count * per_image);
-    for (size_t i = 0; i < count; ++i) {
-      const auto x = pola::preprocess::load_and_preprocess(a.images[first + i], spec);
-      std::copy(x.begin(), x.end(), input.begin() + i * per_image);
+    std::vector<size_t> decoded; // indices into `files` of this batch's readable images
+    for (size_t i = first; i < first + count; ++i) {
+      try {
+        const auto x = pola::preprocess::load_and_preprocess(files[i], spec);
+        std::copy(x.begin(), x.end(), input.begin() + decoded.size() * per_image);
+        decoded.push_back(i);
+      } catch (const pola::InputError &e) { // the message names the file and the problem
+        report_failure(e.what(), bar);
+        ++failed;
+      }
     }
     const auto t1 = clock::now();
-    std::vector<float> logits(count * classes);
-    model->run(input.data(), static_cast<int>(count), logits.data());
+    std::vector<float> logits(decoded.size() * classes);
+    if (!decoded.empty()) model->run(input.data(), static_cast<int>(decoded.size()), logits.data());
     const auto t2 = clock::now();
+    bar.clear();
     if (a.verbose)
       std::fprintf(stderr, "pola classify: images %zu..%zu: decode %.1f ms, run %.1f ms\n", first + 1,
                    first + count, std::chrono::duration<double, std::milli>(t1 - t0).count(),
                    std::chrono::duration<double, std::milli>(t2 - t1).count());
-    for (size_t i = 0; i < count; ++i)
-      print.image(a.images[first + i], top_k(logits.data() + i * classes, classes, a.top));
+    for (size_t j = 0; j < decoded.size(); ++j)
+      print.image(files[decoded[j]], top_k(logits.data() + j * classes, classes, a.top));
+    bar.update(int64_t(first + count));
   }
+  bar.finish();
+  if (failed > 0)
+    throw pola::InputError(std::to_string(failed) + " of " + std::to_string(files.size() + inputs.problems.size()) +
+                           " inputs could not be classified (see the messages above)");
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {
@@ -116,9 +154,15 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto *c = root.add_subcommand("classify", "Classify image files: top-K classes with softmax probabilities");
   c->footer("Images are decoded and preprocessed as the model file's metadata prescribes (resize, center crop,\n"
             "normalize). --json prints one line per image: {\"file\": ..., \"top\": [{\"index\", \"class\", \"prob\"}]}.\n"
-            "Example: pola classify -m model.pola cat.jpg dog.png --top 3");
+            "A directory stands for the image files under it (recursively, sorted), '-' for a list of paths on\n"
+            "stdin, one per line. An image that cannot be read is named on stderr and skipped; the others are\n"
+            "still classified, and the exit code is 1.\n"
+            "Examples: pola classify -m model.pola cat.jpg dog.png --top 3\n"
+            "          find photos -name '*.jpg' | pola classify -m model.pola -");
   c->add_option("--model,-m", a->model, "Model file (.pola)")->required();
-  c->add_option("images", a->images, "Image files (JPEG, PNG, BMP, GIF, TGA, PSD, PNM, ...)")->required();
+  c->add_option("images", a->images,
+                "Image files (JPEG, PNG, BMP, GIF, TGA, PSD, PNM, ...), directories of them, or - (paths on stdin)")
+      ->required();
   c->add_option("--top,-k", a->top, "Classes to show per image")->check(CLI::Range(1, 1000000));
   c->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 4096));
   c->add_flag("--json", a->json, "One JSON object per image (JSON lines) instead of a table");

@@ -1,6 +1,7 @@
 // `pola eval`: top-1 / top-5 accuracy of a model on a labelled image set.
 //
 //   pola eval --model M.pola --data DIR [--split t10k] [--labels FILE] [--limit N]
+//             [--class-order A,B,... | --class-order-file FILE]
 //             [--threads N] [--batch B] [--json] [--predictions OUT.csv]
 //
 // DIR is an IDX pair (MNIST / Fashion-MNIST), a labels file's root, or an
@@ -23,6 +24,7 @@
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "engine/preprocess/preprocess.h"
+#include "eval/class_folders.h"
 #include "eval/dataset.h"
 #include "eval/eval_report.h"
 #include "eval/metrics.h"
@@ -34,7 +36,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct EvalArgs {
-  std::string model, data, split = "t10k", labels, predictions;
+  std::string model, data, split = "t10k", labels, predictions, class_order, class_order_file;
   int64_t limit = 0;
   int threads = 0, batch = 64;
   size_t confused = 5;
@@ -68,7 +70,10 @@ void eval_command(const EvalArgs &a) {
   const auto class_names = model->class_names();
   const int classes = model->config().num_classes;
 
-  auto data = pola::eval::open_dataset({a.data, a.split, a.labels}, class_names);
+  pola::eval::DatasetOptions data_options{a.data, a.split, a.labels, {}};
+  if (!a.class_order.empty()) data_options.class_order = pola::eval::split_class_order(a.class_order);
+  if (!a.class_order_file.empty()) data_options.class_order = pola::eval::read_class_order_file(a.class_order_file);
+  auto data = pola::eval::open_dataset(data_options, class_names);
   const size_t n = a.limit > 0 ? std::min<size_t>(data->size(), size_t(a.limit)) : data->size();
 
   std::ofstream predictions;
@@ -121,11 +126,19 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--model,-m", a->model, "Model file (.pola)")->required();
   c->add_option("--data,-d", a->data,
                 "Directory: an IDX pair <split>-images-idx3-ubyte[.gz] + <split>-labels-idx1-ubyte[.gz], "
-                "or one sub-folder per class (sorted folder order = class index), or the root of --labels paths")
+                "or one sub-folder per class (named after the model's classes, ignoring case and '-', '_', ' '; "
+                "otherwise sorted folder order = class index), or the root of --labels paths")
       ->required();
   c->add_option("--split", a->split, "IDX split name, the file-name prefix (default t10k; e.g. train)");
-  c->add_option("--labels", a->labels,
+  auto *labels = c->add_option("--labels", a->labels,
                 "Labels file: one 'PATH<TAB>LABEL' per line, PATH relative to --data, LABEL a class index or name");
+  auto *order = c->add_option("--class-order", a->class_order,
+                              "ImageFolder: the class folders in class-index order, comma-separated (A,B,C: A is "
+                              "class 0); folders not listed are skipped");
+  auto *order_file = c->add_option("--class-order-file", a->class_order_file,
+                                   "ImageFolder: a file naming one class folder per line, line i = class i");
+  order->excludes(order_file)->excludes(labels);
+  order_file->excludes(labels);
   c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
   c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
   c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")->check(CLI::Range(1, 4096));

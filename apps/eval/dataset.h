@@ -5,8 +5,10 @@
 //                grey 8-bit picture, exactly the pixels a PNG of it would hold.
 //   labels file  --labels FILE: one "PATH<TAB>LABEL" (or "PATH LABEL") per line, PATH relative
 //                to DIR, LABEL a class index or one of the model's class names; '#' comments.
-//   ImageFolder  DIR/<class folder>/**/<image>: folders in sorted (byte) order are classes
-//                0, 1, ... (torchvision's ImageFolder rule); images in sorted path order.
+//   ImageFolder  DIR/<class folder>/**/<image>: folders named after the model's classes are
+//                those classes, others are taken in sorted (byte) order (torchvision's rule),
+//                or in the order --class-order gives (class_folders.h); images in sorted
+//                path order.
 #pragma once
 
 #include <memory>
@@ -34,6 +36,7 @@ struct DatasetOptions {
   std::string dir;
   std::string split = "t10k";   // IDX only
   std::string labels_file;      // optional
+  std::vector<std::string> class_order; // ImageFolder only, optional: folder of class i at i
 };
 
 // Picks the layout as described above and checks every label against the model's classes.
@@ -43,7 +46,8 @@ std::unique_ptr<Dataset> open_dataset(const DatasetOptions &opt, const std::vect
 // The individual layouts (dataset_idx.cpp, dataset_files.cpp).
 std::unique_ptr<Dataset> open_idx_dataset(const std::string &dir, const std::string &split, int num_classes);
 bool has_idx_pair(const std::string &dir, const std::string &split);
-std::unique_ptr<Dataset> open_image_folder(const std::string &dir, int num_classes);
+std::unique_ptr<Dataset> open_image_folder(const std::string &dir, const std::vector<std::string> &class_names,
+                                           const std::vector<std::string> &class_order);
 std::unique_ptr<Dataset> open_labels_file(const std::string &dir, const std::string &labels_file,
                                           const std::vector<std::string> &class_names);
 

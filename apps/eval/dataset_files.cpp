@@ -1,9 +1,11 @@
 // The image-file layouts of `pola eval` (dataset.h): ImageFolder trees and labels files.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "class_folders.h"
 #include "dataset.h"
 #include "engine/preprocess/decode_image.h"
 #include "weights/error.h"
@@ -72,27 +74,30 @@ bool has_class_folders(const std::string &dir) {
 
 } // namespace
 
-std::unique_ptr<Dataset> open_image_folder(const std::string &dir, int num_classes) {
-  std::vector<fs::path> class_dirs;
+std::unique_ptr<Dataset> open_image_folder(const std::string &dir, const std::vector<std::string> &class_names,
+                                           const std::vector<std::string> &class_order) {
+  std::vector<std::string> folders;
   for (const auto &e : fs::directory_iterator(dir))
-    if (e.is_directory()) class_dirs.push_back(e.path());
-  std::sort(class_dirs.begin(), class_dirs.end());
-  if (class_dirs.empty())
+    if (e.is_directory()) folders.push_back(e.path().filename().string());
+  std::sort(folders.begin(), folders.end());
+  if (folders.empty())
     throw InputError(dir + ": no class sub-folders (ImageFolder layout)");
-  if (int(class_dirs.size()) != num_classes)
-    throw InputError(dir + ": " + std::to_string(class_dirs.size()) + " class folders, but the model has " +
-                     std::to_string(num_classes) + " classes (folder k in sorted order is class k; use --labels " +
-                     "for another mapping)");
+  const std::vector<int> class_of = map_class_folders(dir, folders, class_names, class_order, stderr);
   std::vector<LabelledFile> files;
-  for (size_t k = 0; k < class_dirs.size(); ++k) {
+  size_t used = 0;
+  for (size_t f = 0; f < folders.size(); ++f) {
+    if (class_of[f] < 0) continue;
+    ++used;
     std::vector<std::string> found;
-    for (const auto &e : fs::recursive_directory_iterator(class_dirs[k], fs::directory_options::follow_directory_symlink))
+    for (const auto &e : fs::recursive_directory_iterator(fs::path(dir) / folders[f],
+                                                          fs::directory_options::follow_directory_symlink))
       if (e.is_regular_file() && is_image_file(e.path())) found.push_back(fs::relative(e.path(), dir).string());
     std::sort(found.begin(), found.end());
-    for (auto &f : found) files.push_back({std::move(f), int(k)});
+    for (auto &name : found) files.push_back({std::move(name), class_of[f]});
   }
   if (files.empty()) throw InputError(dir + ": the class folders hold no image files");
-  const std::string what = "ImageFolder " + dir + " (" + std::to_string(class_dirs.size()) + " classes, " +
+  // Images stay grouped folder by folder in sorted folder order, whatever class each holds.
+  const std::string what = "ImageFolder " + dir + " (" + std::to_string(used) + " classes, " +
                            std::to_string(files.size()) + " images)";
   return std::make_unique<FileDataset>(dir, std::move(files), what);
 }
@@ -125,11 +130,13 @@ std::unique_ptr<Dataset> open_dataset(const DatasetOptions &opt, const std::vect
   try {
     if (!fs::is_directory(opt.dir)) throw InputError(opt.dir + ": not a directory");
     if (!opt.labels_file.empty()) return open_labels_file(opt.dir, opt.labels_file, class_names);
+    if (!opt.class_order.empty() && has_idx_pair(opt.dir, opt.split))
+      throw InputError(opt.dir + ": --class-order applies to ImageFolder trees, but this is an IDX pair");
     if (has_idx_pair(opt.dir, opt.split)) return open_idx_dataset(opt.dir, opt.split, int(class_names.size()));
     if (!has_class_folders(opt.dir))
       throw InputError(opt.dir + ": neither an IDX pair (" + opt.split + "-images-idx3-ubyte[.gz] + " + opt.split +
                        "-labels-idx1-ubyte[.gz]; see --split) nor an ImageFolder tree (no class sub-folders)");
-    return open_image_folder(opt.dir, int(class_names.size()));
+    return open_image_folder(opt.dir, class_names, opt.class_order);
   } catch (const fs::filesystem_error &e) {
     // An unreadable folder is the user's input, not an internal error.
     throw InputError(std::string("--data: ") + e.what());

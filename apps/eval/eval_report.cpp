@@ -46,10 +46,11 @@ std::string json_report(const EvalRun &run, const Metrics &m) {
   j["arch"] = run.arch;
   j["data"] = run.data_description;
   j["images"] = m.images();
-  j["top1"] = m.top1_percent();
+  // Fractions in [0, 1], as every JSON output of the tool (classify's "prob" too).
+  j["top1_accuracy"] = m.top1_percent() / 100.0;
   j["correct_top1"] = m.correct_top1();
   j["top_k"] = m.top_k();
-  j["topk"] = m.topk_percent();
+  j["topk_accuracy"] = m.topk_percent() / 100.0;
   j["correct_topk"] = m.correct_topk();
   j["seconds"] = run.seconds_total;
   j["seconds_model"] = run.seconds_model;
@@ -59,7 +60,7 @@ std::string json_report(const EvalRun &run, const Metrics &m) {
   nlohmann::json classes = nlohmann::json::array();
   for (size_t c = 0; c < run.class_names.size(); ++c)
     classes.push_back({{"index", c}, {"name", run.class_names[c]}, {"images", m.images_of_class(int(c))},
-                       {"top1", m.class_top1_percent(int(c))}});
+                       {"top1_accuracy", m.class_top1_percent(int(c)) / 100.0}});
   j["per_class"] = classes;
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto &p : m.most_confused(run.confused_pairs))

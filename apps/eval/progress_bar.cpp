@@ -17,7 +17,14 @@ void ProgressBar::finish() {
   enabled_ = false;
 }
 
-void ProgressBar::update(int64_t done, double top1_percent) {
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  std::fputs("\r\033[K", stderr); // carriage return, then erase to the end of the line
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+void ProgressBar::update(int64_t done, std::optional<double> top1_percent) {
   if (!enabled_ || total_ <= 0) return;
   const auto now = std::chrono::steady_clock::now();
   if (done < total_ && drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
@@ -27,8 +34,9 @@ void ProgressBar::update(int64_t done, double top1_percent) {
   const int filled = int(kWidth * done / total_);
   const double seconds = std::chrono::duration<double>(now - start_).count();
   const double rate = seconds > 0 ? double(done) / seconds : 0.0;
-  std::fprintf(stderr, "\r[%s%s] %lld/%lld  %.0f img/s  top-1 %.2f%%  ", std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, '.').c_str(), (long long)done, (long long)total_, rate, top1_percent);
+  std::fprintf(stderr, "\r[%s%s] %lld/%lld  %.0f img/s  ", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, '.').c_str(), (long long)done, (long long)total_, rate);
+  if (top1_percent) std::fprintf(stderr, "top-1 %.2f%%  ", *top1_percent);
   std::fflush(stderr);
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace pola::eval {
 
@@ -11,7 +12,10 @@ class ProgressBar {
  public:
   explicit ProgressBar(int64_t total);
   ~ProgressBar() { finish(); }
-  void update(int64_t done, double top1_percent);
+  // `top1_percent` is shown when given (`pola eval`; `pola classify` has no labels).
+  void update(int64_t done, std::optional<double> top1_percent = std::nullopt);
+  // Erases the bar so other output (results, error lines) can use the line; the next update redraws it.
+  void clear();
   // Ends the bar's line (if one was drawn) so what follows starts on a fresh line.
   void finish();
 

@@ -14,13 +14,15 @@
 #include <vector>
 
 #include "engine/preprocess/decode_pnm.h"
+#include "engine/preprocess/decode_problem.h"
 #include "engine/preprocess/gif_first_frame.h"
 #include "engine/preprocess/rgb_to_grey.h"
 #include "weights/error.h"
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
-#define STBI_FAILURE_USERMSG // "Corrupt JPEG" rather than "bad huffman code"
+// No STBI_FAILURE_USERMSG: stb's short codes ("outofdata") say more than its
+// user messages ("Corrupt PNG"), and decode_problem.h words them for people.
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -39,10 +41,8 @@ namespace {
 
 [[noreturn]] void fail(const std::string &name, const std::string &what) { throw InputError(name + ": " + what); }
 
-std::string stb_reason() {
-  const char *r = stbi_failure_reason();
-  return r && *r ? r : "unknown reason";
-}
+// Why stb just failed on `data`, in plain words.
+std::string stb_problem(const uint8_t *data, size_t size) { return decode_problem(stbi_failure_reason(), data, size); }
 
 struct StbFree {
   void operator()(void *p) const { stbi_image_free(p); }
@@ -84,7 +84,7 @@ const char *jpeg_huffman_problem(const uint8_t *d, size_t size) {
     for (size_t t = pos + 4, end = pos + 2 + len; m == 0xC4 && t < end && t < size;) {
       size_t n = 0;
       for (size_t i = t + 1; i <= t + 16 && i < size; ++i) n += d[i];
-      if (n > 256) return "corrupt JPEG (a Huffman table has more than 256 codes)";
+      if (n > 256) return "corrupt JPEG data (a Huffman table has more than 256 codes)";
       const unsigned cls = d[t] >> 4, id = d[t] & 15;
       if (cls <= 1 && id <= 3) defined[cls][id] = true; // stb refuses other ids itself
       t += 17 + n;
@@ -99,7 +99,7 @@ const char *jpeg_huffman_problem(const uint8_t *d, size_t size) {
         const unsigned td = byte(pos + 6 + 2 * c) >> 4, ta = byte(pos + 6 + 2 * c) & 15;
         if (td > 3 || ta > 3) return nullptr; // stb refuses the scan itself
         if ((dc && !defined[0][td]) || (ac && !defined[1][ta]))
-          return "corrupt JPEG (a scan uses a Huffman table that no DHT defined)";
+          return "corrupt JPEG data (a scan uses a Huffman table that no DHT defined)";
       }
     }
     if (len < 2) return nullptr; // stb refuses the segment itself
@@ -155,7 +155,7 @@ std::vector<uint8_t> png_without_empty_idat(const uint8_t *data, size_t size) {
 ImageU8 decode_grey16_clipped(const uint8_t *data, int len, const std::string &name) {
   int w = 0, h = 0, comp = 0;
   std::unique_ptr<stbi_us, StbFree> px(stbi_load_16_from_memory(data, len, &w, &h, &comp, 1));
-  if (!px) fail(name, "cannot decode image: " + stb_reason());
+  if (!px) fail(name, stb_problem(data, size_t(len)));
   ImageU8 out(w, h, 3);
   const size_t n = size_t(w) * h;
   for (size_t i = 0; i < n; ++i) {
@@ -170,8 +170,8 @@ ImageU8 decode_grey16_clipped(const uint8_t *data, int len, const std::string &n
 ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::string &name, int channels,
                                  const DecodeLimits &limits) {
   if (channels != 1 && channels != 3) fail(name, "can only decode to 1 (grey) or 3 (RGB) channels");
-  if (size == 0) fail(name, "cannot decode image: the file is empty");
-  if (size > static_cast<size_t>(INT_MAX)) fail(name, "cannot decode image: the file is larger than 2 GiB");
+  if (size == 0) fail(name, "the file is empty (0 bytes), not an image");
+  if (size > static_cast<size_t>(INT_MAX)) fail(name, "image file larger than 2 GiB; too large to decode");
   const std::vector<uint8_t> cleaned = png_without_empty_idat(data, size);
   if (!cleaned.empty()) {
     data = cleaned.data();
@@ -179,7 +179,7 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
   }
   const int len = static_cast<int>(size);
 
-  if (const char *problem = jpeg_huffman_problem(data, size)) fail(name, std::string("cannot decode image: ") + problem);
+  if (const char *problem = jpeg_huffman_problem(data, size)) fail(name, problem);
 
   // Header only: learn the size and refuse absurd ones before anything is
   // allocated for pixels.
@@ -198,7 +198,7 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
     // "unknown type" as a text file; IHDR tells the real size, and the size
     // check below then says what is wrong. A PNG within the limits that stb
     // still refuses fails in the decode, with stb's reason.
-    if (!png_ihdr_size(data, size, &w, &h)) fail(name, "not an image stb_image can decode (" + stb_reason() + ")");
+    if (!png_ihdr_size(data, size, &w, &h)) fail(name, stb_problem(data, size));
   }
   if (w <= 0 || h <= 0) fail(name, "image has an empty size " + std::to_string(w) + "x" + std::to_string(h));
   if (w > limits.max_side || h > limits.max_side || int64_t(w) * h > limits.max_pixels)
@@ -221,7 +221,7 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
     const int want = fix_gif ? 4 : 3;
     int dw = 0, dh = 0, dcomp = 0;
     std::unique_ptr<stbi_uc, StbFree> px(stbi_load_from_memory(data, len, &dw, &dh, &dcomp, want));
-    if (!px) fail(name, "cannot decode image: " + stb_reason());
+    if (!px) fail(name, stb_problem(data, size));
     ImageU8 decoded(dw, dh, want);
     std::memcpy(decoded.pixels.data(), px.get(), decoded.pixels.size());
     rgb = fix_gif ? gif_rgba_to_pil_rgb(decoded, gif) : std::move(decoded);
@@ -240,7 +240,7 @@ ImageU8 decode_image(const std::string &path, int channels, const DecodeLimits &
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
   if (end < 0) fail(path, "cannot read image (not a regular file?)");
-  if (end > INT_MAX) fail(path, "cannot decode image: the file is larger than 2 GiB");
+  if (end > INT_MAX) fail(path, "image file larger than 2 GiB; too large to decode");
   in.seekg(0);
   std::vector<uint8_t> bytes(static_cast<size_t>(end));
   if (!bytes.empty()) in.read(reinterpret_cast<char *>(bytes.data()), end);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/preprocess/decode_problem.h"
 #include "weights/error.h"
 
 namespace pola::preprocess {
@@ -66,7 +67,7 @@ ImageU8 decode_pnm_rgb(const uint8_t *data, size_t size, const PnmHeader &h, con
   const int bytes_per_sample = h.maxval > 255 ? 2 : 1;
   const size_t samples = size_t(h.width) * h.height * h.channels;
   if (size - h.data_offset < samples * bytes_per_sample)
-    throw InputError(name + ": cannot decode image: PNM pixel data is truncated");
+    throw InputError(name + ": " + truncated_problem("PNM"));
   const uint8_t *p = data + h.data_offset;
 
   // PIL keeps grey samples above 255 (mode "I") only to clip them at 255 when

@@ -142,24 +142,56 @@ TEST_CASE("decode: bad inputs are InputErrors naming the file and the problem") 
   pola::test::write_file(text, Bytes{'h', 'e', 'l', 'l', 'o', '\n'});
   msg = error_of_file(text);
   CHECK(msg.find(text) != std::string::npos);
-  CHECK_MESSAGE(msg.find("not an image") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("not an image file (unknown format)") != std::string::npos, msg);
 
   const std::string empty = pola::test::temp_path("empty.png");
   pola::test::write_file(empty, {});
   CHECK(error_of_file(empty).find("empty") != std::string::npos);
 
-  // Valid header, pixel data cut off: stb's reason is passed on.
+  // Valid header, pixel data cut off: said in plain words, not in the decoder's codes.
   const std::string truncated = pola::test::temp_path("truncated.png");
   Bytes png = pola::test::encode_png(8, 8, 8, 2, std::vector<uint16_t>(8 * 8 * 3, 7));
   png.resize(png.size() - 40);
   pola::test::write_file(truncated, png);
   msg = error_of_file(truncated);
   CHECK(msg.find(truncated) != std::string::npos);
-  CHECK_MESSAGE(msg.find("cannot decode image") != std::string::npos, msg);
+  CHECK_MESSAGE(msg.find("truncated PNG data") != std::string::npos, msg);
 
   CHECK(error_of_file("/").find("/") == 0);
 
   for (const char *p : {text.c_str(), empty.c_str(), truncated.c_str()}) std::remove(p);
+}
+
+TEST_CASE("decode: broken files are described in plain words, never in the decoder's terms") {
+  // Each broken file, the words its message must hold. The decoder's own name
+  // and its bare codes ("outofdata", "not enough pixels") must not show.
+  const Bytes png = pola::test::encode_png(8, 8, 8, 2, std::vector<uint16_t>(8 * 8 * 3, 7));
+  const Bytes bmp = pola::test::encode_bmp_rgb(4, 4, Bytes(4 * 4 * 3, 9));
+  const Bytes pgm = pola::test::encode_pnm(4, 4, 1, 255, std::vector<uint16_t>(16, 3));
+  struct Case {
+    const char *name;
+    Bytes bytes;
+    const char *words;
+  };
+  const Case cases[] = {
+      {"text.png", Bytes{'h', 'e', 'l', 'l', 'o'}, "not an image file (unknown format)"},
+      {"cut_png.png", Bytes(png.begin(), png.end() - 40), "truncated PNG data"},
+      {"png_no_pixels.png", pola::test::png_header_only(16, 16), "truncated PNG data"},
+      {"cut_bmp.bmp", Bytes(bmp.begin(), bmp.begin() + 40), "BMP"},
+      {"cut_pgm.pgm", Bytes(pgm.begin(), pgm.end() - 5), "truncated PNM data"},
+      {"cut_gif.gif", Bytes{'G', 'I', 'F', '8', '9', 'a', 2, 0, 2, 0, 0, 0, 0}, "truncated GIF data"},
+  };
+  for (const auto &c : cases) {
+    const std::string path = pola::test::temp_path(c.name);
+    pola::test::write_file(path, c.bytes);
+    const std::string msg = error_of_file(path);
+    CAPTURE(msg);
+    CHECK(msg.find(path) == 0);
+    CHECK(msg.find(c.words) != std::string::npos);
+    for (const char *jargon : {"stb", "outofdata", "not enough pixels", "read past buffer", "unknown image type"})
+      CHECK(msg.find(jargon) == std::string::npos);
+    std::remove(path.c_str());
+  }
 }
 
 TEST_CASE("decode: absurd dimensions are refused from the header, before decoding") {
@@ -179,7 +211,8 @@ TEST_CASE("decode: absurd dimensions are refused from the header, before decodin
   }
   // Within the limits the same kind of file reaches the decoder and fails there.
   pola::test::write_file(path, pola::test::png_header_only(100, 100));
-  CHECK(error_of_file(path).find("cannot decode image") != std::string::npos);
+  const std::string no_pixels = error_of_file(path);
+  CHECK_MESSAGE(no_pixels.find("truncated PNG data") != std::string::npos, no_pixels);
   // The limits are parameters.
   DecodeLimits tight;
   tight.max_side = 2;
