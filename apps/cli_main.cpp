@@ -3,8 +3,11 @@
 // and map every error to a message and an exit code.
 #include "command.h"
 
+#include "cli_checks.h"
+
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 
 #include "weights/error.h"
@@ -16,12 +19,31 @@ std::vector<CommandFactory> &command_registry() {
   return registry;
 }
 
-int run_cli(const char *description, int argc, char **argv) {
+int run_cli(const char *description, int argc, char **argv, const std::function<std::string()> &version) {
   CLI::App app{description};
-  app.require_subcommand(1);
+  if (argc > 0) app.name(std::filesystem::path(argv[0]).filename().string());
+  // Every option's help shows its default (subcommands inherit this).
+  app.option_defaults()->always_capture_default();
+  bool print_version = false;
+  if (version) app.add_flag("--version", print_version, "Print version, revision, compiler, ISA and oneDNN version");
+  app.require_subcommand(version ? 0 : 1, 1);
   for (auto &add : command_registry()) add(app);
+  if (argc <= 1) {  // a bare `pola`: what it can do, on stderr, as a usage error
+    std::fputs(app.help().c_str(), stderr);
+    return kExitBadInput;
+  }
+  const std::string problem = check_arguments(app, argc, argv);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "pola: error: %s\n", problem.c_str());
+    return kExitBadInput;
+  }
   try {
     app.parse(argc, argv);
+    if (print_version) {
+      std::fputs(version().c_str(), stdout);
+      return kExitOk;
+    }
+    if (app.get_subcommands().empty()) throw CLI::RequiredError("A subcommand");
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace pola::app {
@@ -17,8 +18,9 @@ struct RegisterCommand {
 };
 
 // Parses argv, runs the chosen subcommand and returns the exit code below;
-// every error becomes a message on stderr (apps/cli_main.cpp).
-int run_cli(const char *description, int argc, char **argv);
+// every error becomes a message on stderr (apps/cli_main.cpp). With `version`,
+// `--version` prints what it returns.
+int run_cli(const char *description, int argc, char **argv, const std::function<std::string()> &version = {});
 
 // Exit codes shared by every subcommand.
 constexpr int kExitOk = 0;

@@ -9,6 +9,7 @@
 #include "engine/omp_team.h"
 #include "engine/models/builders.h"
 #include "weights/error.h"
+#include "weights/model_metadata.h"
 
 namespace pola {
 
@@ -17,15 +18,8 @@ Model::Model(weights::ModelFile file, ModelConfig cfg, int threads)
 
 std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &options) {
   weights::ModelFile file = weights::ModelFile::open(path);
+  weights::check_model_format(file);
   const auto &meta = file.metadata();
-  auto fmt = meta.find("format");
-  if (fmt == meta.end() || fmt->second != "polaformer")
-    throw InputError(path + ": not a PolaFormer model file (metadata 'format' is not 'polaformer'; "
-                            "convert checkpoints with `pola convert`)");
-  auto ver = meta.find("format_version");
-  if (ver == meta.end() || ver->second != "1")
-    throw InputError(path + ": unsupported model format version '" +
-                     (ver == meta.end() ? std::string("(missing)") : ver->second) + "' (this engine reads 1)");
   auto arch = meta.find("arch");
   ModelConfig cfg = parse_model_config(file.metadata_at("config"), arch == meta.end() ? "" : arch->second, path);
   int threads = options.threads > 0 ? options.threads : omp_get_num_procs();

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "weights/error.h"
+#include "weights/file_kind.h"
 #include "weights/safetensors_header.h"
 
 namespace pola::weights {
@@ -68,6 +69,8 @@ ModelFile ModelFile::open(const std::string &path) {
   mf.size_ = size; // from here on the destructor unmaps, also when a check below throws
 
   const auto *bytes = static_cast<const unsigned char *>(map);
+  const std::string kind = known_non_model_file(path, bytes, size);
+  if (!kind.empty()) fail(path, kind);
   SafetensorsHeader h = parse_safetensors_header(path, bytes, size);
   mf.metadata_ = std::move(h.metadata);
   for (auto &e : h.entries) {

@@ -1,0 +1,36 @@
+#include "version_info.h"
+
+#include <cstdlib>
+#include <oneapi/dnnl/dnnl.h>
+#include <sstream>
+
+#include "kernels/kernels.h"
+
+#ifndef POLA_VERSION
+#define POLA_VERSION "unknown"
+#endif
+#ifndef POLA_GIT_COMMIT
+#define POLA_GIT_COMMIT "unknown"
+#endif
+
+namespace pola::app {
+
+std::string version_text() {
+  std::ostringstream out;
+  out << "pola " << POLA_VERSION << "\n";
+  out << "  revision  " << POLA_GIT_COMMIT << "\n";
+#if defined(__clang__)
+  out << "  compiler  clang " << __clang_version__ << "\n";
+#elif defined(__GNUC__)
+  out << "  compiler  gcc " << __VERSION__ << "\n";
+#endif
+  const char *forced = std::getenv("POLA_ISA");
+  out << "  isa       " << kernels::isa_name(kernels::active().isa)
+      << (forced && *forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string(" (best this CPU and OS support)"))
+      << "\n";
+  const dnnl_version_t *v = dnnl_version();
+  out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";
+  return out.str();
+}
+
+} // namespace pola::app

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""What a new user sees when they get the command line wrong, and `pola --version`.
+
+- an unknown subcommand names itself and the nearest command ("did you mean");
+- an unknown option names itself (not "--model is required") and the nearest option;
+- a word where a number goes says it is not a number (not a range error);
+- a PyTorch checkpoint, pickle, .npy, image or bare safetensors file given as the model is
+  named for what it is, with the convert command where one applies;
+- every subcommand's --help shows the defaults of options that have one;
+- `pola --version` gives the version from CMakeLists.txt, the git revision of the
+  source, the compiler, the ISA chosen (and POLA_ISA when it forced one) and the
+  oneDNN version of the headers built against.
+
+  /usr/bin/python3 check_cli_messages.py --pola build/apps/pola --source .
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def pola(args, argv, env=None):
+    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def check(label, ok, r):
+    print(("ok   " if ok else "FAIL ") + label)
+    if not ok:
+        failures.append(f"{label}\n    exit {r.returncode}\n    stdout: {r.stdout[:400]}\n    stderr: {r.stderr[:400]}")
+
+
+def usage_errors(args):
+    cases = [  # argv, what stderr must contain (all of it)
+        (["clasify", "x.png"], ["unknown command 'clasify'", "did you mean 'classify'"]),
+        (["convrt", "a.pth"], ["unknown command 'convrt'", "did you mean 'convert'"]),
+        (["frobnicate"], ["unknown command 'frobnicate'"]),
+        (["classify", "--modle", "m.pola", "x.png"], ["unknown option '--modle'", "did you mean '--model'"]),
+        (["info", "--jsn", "m.pola"], ["unknown option '--jsn'", "did you mean '--json'"]),
+        (["--verzion"], ["unknown option '--verzion'", "did you mean '--version'"]),
+        (["classify", "-m", "m.pola", "--threads", "abc", "x.png"], ["--threads", "'abc' is not a whole number"]),
+        (["classify", "-m", "m.pola", "--threads=two", "x.png"], ["--threads", "'two' is not a whole number"]),
+        (["classify", "-m", "m.pola", "-tfour", "x.png"], ["-t", "'four' is not a whole number"]),
+        (["bench", "-m", "m.pola", "--runs", "1.5"], ["--runs", "'1.5' is not a whole number"]),
+    ]
+    for argv, needles in cases:
+        r = pola(args, argv)
+        ok = r.returncode == 1 and all(n in r.stderr for n in needles) and "internal error" not in r.stderr
+        if "frobnicate" in argv:  # nothing is near it: no suggestion made up
+            ok = ok and "did you mean" not in r.stderr
+        check(f"pola {' '.join(argv)} -> exit 1 naming {needles}", ok, r)
+    # Negative numbers and '-' are values, not options.
+    r = pola(args, ["classify", "-m", "missing.pola", "-k", "-3", "x.png"])
+    check("a negative number is a value (range error, not 'unknown option')",
+          r.returncode == 1 and "unknown option" not in r.stderr, r)
+    r = pola(args, [])
+    check("bare `pola` prints the usage and exits 1", r.returncode == 1 and "Usage: pola" in r.stderr, r)
+
+
+def non_model_files(args):
+    """Files users pass where a model belongs: each is named for what it is."""
+    import json
+    import pickle
+    import struct
+    import tempfile
+
+    import numpy as np
+    import torch
+    d = tempfile.mkdtemp(prefix="pola_kinds_")
+    paths = {k: os.path.join(d, k) for k in ("ckpt.pth", "legacy.pth", "array.npy", "photo.png", "plain.safetensors")}
+    torch.save({"model": {"head.weight": torch.zeros(2, 2)}}, paths["ckpt.pth"])
+    with open(paths["legacy.pth"], "wb") as f:
+        pickle.dump({"head.weight": [0.0]}, f, protocol=2)
+    np.save(paths["array.npy"], np.zeros((1, 3, 8, 8), np.float32))
+    with open(paths["photo.png"], "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    header += b" " * (-len(header) % 8)
+    with open(paths["plain.safetensors"], "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header + bytes(4))
+    expected = {
+        "ckpt.pth": ["PyTorch checkpoint", "pola convert " + paths["ckpt.pth"] + " -o MODEL.pola"],
+        "legacy.pth": ["pickle", "pola convert"],
+        "array.npy": ["NumPy array"],
+        "photo.png": ["PNG image"],
+        "plain.safetensors": ["safetensors file without PolaFormer metadata", "pola convert"],
+    }
+    for name, needles in expected.items():
+        for argv in (["info", paths[name]], ["classify", "-m", paths[name], paths["photo.png"]]):
+            r = pola(args, argv)
+            ok = r.returncode == 1 and paths[name] in r.stderr and all(n in r.stderr for n in needles)
+            check(f"pola {argv[0]} with {name} as the model says {needles}", ok, r)
+
+
+def help_defaults(args):
+    r = pola(args, ["classify", "--help"])
+    check("classify --help shows --top's default (5) and --batch's (8)",
+          r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout), r)
+    r = pola(args, ["bench", "--help"])
+    check("bench --help shows defaults", r.returncode == 0 and re.search(r"--runs\b.*=\d+", r.stdout), r)
+
+
+def version(args):
+    cmake = open(os.path.join(args.source, "CMakeLists.txt")).read()
+    want_version = re.search(r"project\(polaformer VERSION (\S+)", cmake).group(1)
+    header = open("/usr/include/oneapi/dnnl/dnnl_version.h").read()
+    want_dnnl = ".".join(re.search(rf"#define DNNL_VERSION_{p} (\d+)", header).group(1)
+                         for p in ("MAJOR", "MINOR", "PATCH"))
+    rev = subprocess.run(["git", "-C", args.source, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    r = pola(args, ["--version"])
+    out = r.stdout
+    check(f"--version: first line 'pola {want_version}'", r.returncode == 0 and out.startswith(f"pola {want_version}\n"), r)
+    if rev.returncode == 0:
+        check(f"--version: revision {rev.stdout.strip()}", f"revision  {rev.stdout.strip()}" in out, r)
+    check("--version: compiler named", re.search(r"compiler  (gcc|clang) \d+\.\d+", out) is not None, r)
+    check(f"--version: oneDNN {want_dnnl}", f"oneDNN    {want_dnnl}" in out, r)
+    check("--version: the chosen ISA", re.search(r"isa       (scalar|avx2|avx512) ", out) is not None, r)
+    forced = pola(args, ["--version"], env={"POLA_ISA": "scalar"})
+    check("--version under POLA_ISA=scalar says scalar and why",
+          "isa       scalar (POLA_ISA=scalar)" in forced.stdout, forced)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--pola", required=True)
+    p.add_argument("--source", required=True)
+    args = p.parse_args()
+    usage_errors(args)
+    non_model_files(args)
+    help_defaults(args)
+    version(args)
+    if failures:
+        print("\n".join(failures))
+        sys.exit(1)
+    print("all command-line message checks passed")
+
+
+if __name__ == "__main__":
+    main()
