@@ -42,6 +42,8 @@ void read_model_file_metadata(const std::string &path, ConvertReport &rep) {
   rep.config = read_model_config(f);
   rep.class_names = read_class_names(f, rep.config);
   rep.preprocess = read_preprocess(f);
+  // A custom model's name ("fashion_pola_pvt") is not derivable from its config.
+  if (f.metadata().count("arch")) rep.arch = f.metadata_at("arch");
 }
 
 std::string preset_names() {
@@ -78,7 +80,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
   if (is_model_file(*ck)) {
     read_model_file_metadata(input, rep);
     rep.container = "model file";
-    rep.notes.push_back("the input is a model file: kept its config, class names and preprocessing "
+    rep.notes.push_back("the input is a model file: kept its config, arch name, class names and preprocessing "
                         "(except what the options set)");
   } else {
     rep.config = detect_config(shapes, input);
@@ -93,7 +95,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
       throw InputError(msg);
     }
   }
-  rep.arch = arch_name(rep.config);
+  if (rep.arch.empty()) rep.arch = arch_name(rep.config);
 
   const std::vector<TensorSpec> specs = expected_tensors(rep.config);
   TensorCheck check = check_tensors(shapes, specs, /*allow_dropped=*/true);

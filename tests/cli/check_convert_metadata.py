@@ -106,6 +106,12 @@ def test_reconvert_keeps(args, labelled, names, work):
         return
     _, classes, pre = read_model(out)
     check(classes == names, "re-converting with only --mean keeps the class names")
+    # A custom model's name cannot be derived from its config: it is kept too.
+    shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "fashion_pola_pvt.pola")
+    renamed = os.path.join(work, "shipped_mean.pola")
+    r = pola(args, "convert", shipped, "--mean", "0.3", "-o", renamed)
+    arch_after = safetensors_io.load_file(renamed)[1].get("arch") if r.returncode == 0 else None
+    check(arch_after == "fashion_pola_pvt", f"re-converting the shipped model keeps its arch name (got {arch_after!r})")
     check(np.allclose(pre.get("mean"), mean, rtol=0, atol=1e-12), f"--mean is written ({pre.get('mean')})")
     check({k: v for k, v in pre.items() if k != "mean"} == {k: v for k, v in before.items() if k != "mean"},
           "re-converting with only --mean keeps every other preprocess entry")
