@@ -107,6 +107,7 @@ step "clean clone of HEAD" copy_clone
 step "mount /proc /sys /dev" mount_all
 step "README first command" in_root "$FIRST_COMMAND"
 if [ -n "$TESTS" ]; then
+  step "build the rest (scripts/build.sh)" in_root "scripts/build.sh >/dev/null"
   step "test subset (ctest)" in_root "ctest --test-dir build --output-on-failure -j2 -R '$TESTS'"
 fi
 echo "fresh_machine: passed"

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-scripts/build.sh
+# Only the tool: the first run compiles what it needs (scripts/test.sh builds the rest).
+scripts/build.sh --target pola
 MODEL="${POLA_MODEL:-models/fashion_pola_pvt.pola}"
 build/apps/pola info "$MODEL"
 build/apps/pola classify --model "$MODEL" --top 3 models/samples/*.png

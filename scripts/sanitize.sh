@@ -25,7 +25,8 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 
 if [[ "$STEPS" == *,asan,* ]]; then
   echo "sanitize: AddressSanitizer + UBSan + LeakSanitizer build (build-asan)"
-  cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined >/dev/null
+  # No benchmarks: no sanitized test runs them.
+  cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined -DPOLA_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$JOBS"
   # Not run under ASan: parity_* and training.* (PyTorch reference runs dominate,
   # tens of minutes; their engine paths are the same ones the C++ suites, the
