@@ -73,9 +73,9 @@ void attention_map_command(const AttentionMapArgs &a) {
   const int64_t C = layout.dim, token_y = qy * layout.grid / cfg.img_size, token_x = qx * layout.grid / cfg.img_size;
   const QueryKeys keys = keys_of_query(layout, token_y, token_x);
 
-  // The raw parameters, straight from the file (the model keeps only
-  // transformed copies); the model has already validated their shapes.
-  const auto file = pola::weights::ModelFile::open(a.model);
+  // The raw parameters, from the file the model was loaded from (the model
+  // keeps only transformed copies); it has already validated their shapes.
+  const pola::weights::ModelFile &file = model->file();
   const std::string attn = layout.block + ".attn.";
   PolarityParams params;
   params.heads = layout.heads;

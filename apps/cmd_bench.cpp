@@ -2,7 +2,6 @@
 // figures a user compares engines by (median / p90, images/s, GFLOP/s and the
 // share of the machine's measured fp32 GEMM peak, peak RSS, ISA, threads,
 // commit), and with --profile the time per named node.
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,17 +20,12 @@
 #include "engine/flops.h"
 #include "engine/model.h"
 #include "kernels/kernels.h"
+#include "peak_rss.h"
 #include "weights/error.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024.0; // kilobytes on Linux
-}
 
 // The machine's achievable fp32 rate: best of a few large oneDNN GEMMs on the
 // same thread count (the ceiling every GEMM of the model runs against).
@@ -105,7 +99,7 @@ void bench(const BenchArgs &a) {
   const double gflop = 2.0 * pola::macs_per_image(cfg) * a.batch / 1e9;
   const double gflops = gflop / (median / 1e3);
   const double peak = a.peak > 0 ? a.peak : measure_peak_gflops(model->threads());
-  const double rss = peak_rss_mb();
+  const double rss = pola::app::peak_rss_mb();
   const char *isa = pola::kernels::isa_name(pola::kernels::active().isa);
 
   if (a.json) {

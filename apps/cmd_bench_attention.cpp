@@ -26,6 +26,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/large_buffer.h"
+#include "peak_rss.h"
 #include "weights/error.h"
 
 #ifndef POLA_GIT_COMMIT
@@ -50,19 +51,10 @@ double cpu_seconds() {
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-double peak_rss_mb() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_maxrss) / 1024.0; // Linux reports KiB
-}
-
 const KernelTable &pick_table(const std::string &name) {
   if (name.empty()) return active();
   Isa isa;
-  if (name == "scalar") isa = Isa::scalar;
-  else if (name == "avx2") isa = Isa::avx2;
-  else if (name == "avx512") isa = Isa::avx512;
-  else throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
+  if (!isa_from_name(name.c_str(), isa)) throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
   const KernelTable *t = table_for(isa);
   if (!t) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
   return *t;
@@ -149,7 +141,7 @@ void run_bench(const BenchOptions &o) {
   const double flops = double(n) * o.heads * ((2.0 * d * d + 2 * d) + (2.0 * d * d + 5 * d));
   const double gflops = flops / (median * 1e-3) / 1e9;
   const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
-  const double rss = peak_rss_mb();
+  const double rss = pola::app::peak_rss_mb();
   const long long huge_bytes = resident_huge_page_bytes();
   const double huge_mb = huge_bytes < 0 ? -1.0 : double(huge_bytes) / (1024.0 * 1024.0);
   double checksum = 0;

@@ -20,7 +20,7 @@ struct ConvertArgs {
 // The engine decides which preprocessing it can run (interpolations, sizes,
 // channels); asking it here means a converted file always loads. Option values
 // were checked already, so what fails here came from the input's metadata.
-void check_engine_can_run(const nlohmann::json &pre, const pola::weights::ModelConfig &config, const ConvertArgs &a) {
+void check_engine_can_run(const nlohmann::json &pre, const pola::ModelConfig &config, const ConvertArgs &a) {
   const std::string culprit = a.input + ": the preprocess metadata to write, " + pre.dump() + ",";
   pola::preprocess::PreprocessSpec spec;
   try {
@@ -99,12 +99,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     pola::weights::ConvertOptions opt;
     opt.arch = args->arch;
     opt.metadata = overrides_from(*args, *c); // labels file read (and checked) before the checkpoint is opened
-    opt.check_preprocess = [args](const nlohmann::json &pre, const pola::weights::ModelConfig &config) {
+    opt.check_preprocess = [args](const nlohmann::json &pre, const pola::ModelConfig &config) {
       check_engine_can_run(pre, config, *args);
     };
     const auto r = pola::weights::convert_checkpoint(args->input, args->output, opt);
     std::printf("converted %s (%s) -> %s\n", args->input.c_str(), r.container.c_str(), args->output.c_str());
-    std::printf("  arch %s, family %s, %.2f M parameters in %zu tensors", r.arch.c_str(), r.config.family.c_str(),
+    std::printf("  arch %s, family %s, %.2f M parameters in %zu tensors", r.arch.c_str(), pola::family_name(r.config.family),
                 static_cast<double>(r.parameters) / 1e6, r.tensors_written);
     if (r.buffers_dropped) std::printf(", %zu recomputable buffers dropped", r.buffers_dropped);
     std::printf("\n");

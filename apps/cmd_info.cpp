@@ -5,6 +5,7 @@
 #include <string>
 
 #include "command.h"
+#include "model/config_json.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
 
@@ -46,7 +47,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->callback([args] {
     using namespace pola::weights;
     const ModelFile f = ModelFile::open(args->model);
-    const ModelConfig cfg = read_model_config(f);
+    const pola::ModelConfig cfg = read_model_config(f);
     check_model_tensors(f, cfg);
     const auto classes = read_class_names(f, cfg);
     const nlohmann::json pre = read_preprocess(f);
@@ -59,7 +60,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     j["format"] = f.metadata_at("format");
     j["format_version"] = f.metadata_at("format_version");
     j["arch"] = arch;
-    j["family"] = cfg.family;
+    j["family"] = pola::family_name(cfg.family);
     j["config"] = config_to_json(cfg);
     j["preprocess"] = pre;
     j["parameters"] = params;
@@ -73,7 +74,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     }
     std::printf("%s\n", f.path().c_str());
     std::printf("  format      %s version %s\n", f.metadata_at("format").c_str(), f.metadata_at("format_version").c_str());
-    std::printf("  arch        %s (family %s)\n", arch.c_str(), cfg.family.c_str());
+    std::printf("  arch        %s (family %s)\n", arch.c_str(), pola::family_name(cfg.family));
     std::printf("  parameters  %lld (%.2f M) in %zu tensors\n", static_cast<long long>(params),
                 static_cast<double>(params) / 1e6, f.tensors().size());
     std::printf("  file size   %llu bytes (%.1f MB)\n", static_cast<unsigned long long>(f.file_size()),

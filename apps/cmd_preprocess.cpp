@@ -41,7 +41,7 @@ std::string spec_text(const std::string &arg) {
 pola::preprocess::PreprocessSpec model_spec(const std::string &path) {
   using namespace pola::weights;
   const ModelFile f = ModelFile::open(path);
-  const ModelConfig cfg = read_model_config(f);
+  const pola::ModelConfig cfg = read_model_config(f);
   pola::preprocess::PreprocessSpec spec;
   try {
     spec = pola::preprocess::PreprocessSpec::from_json(read_preprocess(f).dump());

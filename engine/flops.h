@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "engine/model_config.h"
+#include "model/model_config.h"
 
 namespace pola {
 

@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "engine/dnnl_context.h"
 #include "engine/omp_team.h"
@@ -13,17 +12,15 @@
 
 namespace pola {
 
-Model::Model(weights::ModelFile file, ModelConfig cfg, int threads)
-    : weights_(std::move(file)), cfg_(std::move(cfg)), threads_(threads) {}
+Model::Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads)
+    : weights_(std::move(file)), cfg_(std::move(cfg)), class_names_(std::move(class_names)), threads_(threads) {}
 
 std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &options) {
   weights::ModelFile file = weights::ModelFile::open(path);
-  weights::check_model_format(file);
-  const auto &meta = file.metadata();
-  auto arch = meta.find("arch");
-  ModelConfig cfg = parse_model_config(file.metadata_at("config"), arch == meta.end() ? "" : arch->second, path);
+  ModelConfig cfg = weights::read_model_config(file);
+  std::vector<std::string> class_names = weights::read_class_names(file, cfg);
   int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
-  std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), threads));
+  std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), std::move(class_names), threads));
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
@@ -32,21 +29,6 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   m->release(std::move(plan));
   m->weights_.release_file_pages();
   return m;
-}
-
-std::vector<std::string> Model::class_names() const {
-  std::vector<std::string> names;
-  auto it = metadata().find("classes");
-  if (it != metadata().end()) {
-    auto j = nlohmann::json::parse(it->second, nullptr, false);
-    if (j.is_array())
-      for (const auto &e : j) names.push_back(e.is_string() ? e.get<std::string>() : std::string());
-  }
-  if (names.size() != static_cast<size_t>(cfg_.num_classes)) {
-    names.clear();
-    for (int i = 0; i < cfg_.num_classes; ++i) names.push_back("class_" + std::to_string(i));
-  }
-  return names;
 }
 
 int64_t Model::input_size() const {

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "engine/graph.h"
-#include "engine/model_config.h"
 #include "engine/packed_weights.h"
 #include "engine/plan.h"
 #include "engine/weight_store.h"
+#include "model/model_config.h"
 
 namespace pola {
 
@@ -23,13 +23,18 @@ struct ModelOptions {
 
 class Model {
  public:
-  // Maps and validates `path` (format, config, every tensor's presence and
-  // shape). Throws pola::InputError naming the file and the problem.
+  // Maps and validates `path` (format, config, class names, every tensor's
+  // presence and shape), reading its metadata through weights/model_metadata
+  // as every other reader of model files does. Throws pola::InputError naming
+  // the file and the problem.
   static std::unique_ptr<Model> load(const std::string &path, const ModelOptions &options = {});
 
   const ModelConfig &config() const { return cfg_; }
   const std::map<std::string, std::string> &metadata() const { return weights_.file().metadata(); }
-  std::vector<std::string> class_names() const;
+  // The file the model was loaded from (still mapped): its raw tensors, for
+  // tools that read parameters the engine keeps only in transformed form.
+  const weights::ModelFile &file() const { return weights_.file(); }
+  const std::vector<std::string> &class_names() const { return class_names_; }
   int threads() const { return threads_; }
   int64_t input_size() const; // floats per image: in_chans * img * img
 
@@ -38,7 +43,7 @@ class Model {
   void run(const float *input, int batch, float *logits, const NodeObserver *observer = nullptr);
 
  private:
-  Model(weights::ModelFile file, ModelConfig cfg, int threads);
+  Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
   std::unique_ptr<Plan> acquire(int batch);
   void release(std::unique_ptr<Plan> plan);
   std::unique_ptr<Plan> build(int batch);
@@ -46,6 +51,7 @@ class Model {
   WeightStore weights_;
   PackedWeightCache packed_;
   ModelConfig cfg_;
+  std::vector<std::string> class_names_;
   int threads_;
   std::mutex pool_mutex_;
   std::multimap<int, std::unique_ptr<Plan>> idle_plans_;

@@ -6,23 +6,18 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "model/tensor_list.h"
 #include "weights/error.h"
 
 namespace pola {
 
-std::string shape_str(const std::vector<int64_t> &shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + ")";
-}
-
 const float *WeightStore::get(const std::string &name, const std::vector<int64_t> &shape) {
   const weights::TensorView *t = file_.find(name);
   if (!t) throw InputError(file_.path() + ": missing tensor '" + name + "' (expected shape " +
-                           shape_str(shape) + ")");
+                           shape_string(shape) + ")");
   if (t->shape != shape)
-    throw InputError(file_.path() + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
-                     ", the config implies " + shape_str(shape));
+    throw InputError(file_.path() + ": tensor '" + name + "' has shape " + shape_string(t->shape) +
+                     ", the config implies " + shape_string(shape));
   std::lock_guard<std::mutex> lock(derived_mutex_);
   used_.insert(name);
   return t->data;

@@ -21,7 +21,6 @@ class WeightStore {
 
   // The tensor `name`, which must exist with exactly `shape`.
   const float *get(const std::string &name, const std::vector<int64_t> &shape);
-  bool has(const std::string &name) const { return file_.find(name) != nullptr; }
   // Marks a tensor as known but unused (e.g. PVT's final norm, stored buffers).
   void ignore(const std::string &name);
   // Throws if the file holds tensors no builder asked for.
@@ -44,7 +43,5 @@ class WeightStore {
   std::mutex derived_mutex_; // guards used_ and derived_
   std::map<std::string, std::vector<float>> derived_;
 };
-
-std::string shape_str(const std::vector<int64_t> &shape);
 
 } // namespace pola

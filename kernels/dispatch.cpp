@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "kernels/isa/tables.h"
 #include "kernels/reference/reference.h"
@@ -67,12 +68,7 @@ const KernelTable &choose() {
   Isa isa = best_supported();
   if (const char *forced = std::getenv("POLA_ISA"); forced && *forced) {
     Isa want = isa;
-    bool known = true;
-    if (!std::strcmp(forced, "scalar")) want = Isa::scalar;
-    else if (!std::strcmp(forced, "avx2")) want = Isa::avx2;
-    else if (!std::strcmp(forced, "avx512")) want = Isa::avx512;
-    else known = false;
-    if (!known)
+    if (!isa_from_name(forced, want))
       std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|avx2|avx512; using %s\n",
                    forced, isa_name(isa));
     else if (!cpu_supports(want))
@@ -93,6 +89,15 @@ const char *isa_name(Isa isa) {
   case Isa::avx512: return "avx512";
   }
   return "unknown";
+}
+
+bool isa_from_name(const char *name, Isa &isa) {
+  for (Isa candidate : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (!std::strcmp(name, isa_name(candidate))) {
+      isa = candidate;
+      return true;
+    }
+  return false;
 }
 
 bool cpu_supports(Isa isa) {

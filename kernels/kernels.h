@@ -12,6 +12,8 @@ namespace pola::kernels {
 enum class Isa { scalar = 0, avx2 = 1, avx512 = 2 };
 
 const char *isa_name(Isa isa);
+// The ISA isa_name() calls `name` (scalar, avx2, avx512); false if none is.
+bool isa_from_name(const char *name, Isa &isa);
 
 // Polarity-aware linear attention core (SPEC section 3, steps 2-7), for one
 // sequence. Inputs are token-major with per-row strides (ld_*), head h owns

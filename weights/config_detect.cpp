@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/presets.h"
+#include "model/tensor_list.h"
 #include "weights/error.h"
 
 namespace pola::weights {
@@ -57,7 +59,7 @@ struct Detector {
 
   ModelConfig pvt() const {
     ModelConfig c;
-    c.family = "pvt";
+    c.family = Family::pvt;
     size_t stages = 0;
     while (stages < 8 && has("patch_embed" + std::to_string(stages + 1) + ".proj.weight")) ++stages;
     for (size_t s = 0; s < stages; ++s) {
@@ -65,28 +67,28 @@ struct Detector {
       const auto &pe = shape("patch_embed" + i + ".proj.weight", 4, "patch embedding");
       if (pe[2] != pe[3]) fail("patch_embed" + i + " has a non-square kernel");
       if (s == 0) c.in_chans = pe[1];
-      c.embed_dims.push_back(pe[0]);
-      c.patch_sizes.push_back(pe[2]);
-      const int64_t depth = count_indexed("block" + i + ".");
-      if (depth == 0) fail("stage " + i + " has no blocks (no 'block" + i + ".0.*' tensors)");
-      c.depths.push_back(depth);
+      StageConfig st;
+      st.dim = pe[0];
+      st.patch = pe[2];
+      st.depth = count_indexed("block" + i + ".");
+      if (st.depth == 0) fail("stage " + i + " has no blocks (no 'block" + i + ".0.*' tensors)");
       const std::string b = "block" + i + ".0.attn.";
-      const auto &power = shape(b + "power", 4, "number of heads");
-      c.num_heads.push_back(power[1]);
-      c.mlp_ratios.push_back(ratio(shape("block" + i + ".0.mlp.fc1.weight", 2, "MLP ratio")[0], pe[0]));
-      c.sr_ratios.push_back(has(b + "sr.weight") ? shape(b + "sr.weight", 4, "spatial reduction")[2] : 1);
-      c.attn_types.push_back("L");
+      st.heads = shape(b + "power", 4, "number of heads")[1];
+      st.mlp_ratio = ratio(shape("block" + i + ".0.mlp.fc1.weight", 2, "MLP ratio")[0], pe[0]);
+      st.sr_ratio = has(b + "sr.weight") ? shape(b + "sr.weight", 4, "spatial reduction")[2] : 1;
+      st.attn = AttentionKind::polarity;
+      c.stages.push_back(st);
     }
     c.kernel_size = shape("block1.0.attn.dwc.weight", 4, "local-branch kernel size")[2];
     const int64_t side = exact_sqrt(shape("pos_embed1", 3, "input size")[1], "pos_embed1");
-    c.img_size = side * c.patch_sizes[0];
+    c.img_size = side * c.stages[0].patch;
     c.num_classes = shape("head.weight", 2, "number of classes")[0];
     return c;
   }
 
   ModelConfig swin() const {
     ModelConfig c;
-    c.family = "swin";
+    c.family = Family::swin;
     const auto &pe = shape("patch_embed.proj.weight", 4, "patch embedding");
     if (pe[2] != pe[3]) fail("patch_embed has a non-square kernel");
     c.in_chans = pe[1];
@@ -104,23 +106,23 @@ struct Detector {
     for (size_t s = 0; s < stages; ++s) {
       const std::string b = "layers." + std::to_string(s) + ".blocks.";
       const std::string a = b + "0.attn.";
-      const int64_t dim = shape(b + "0.norm1.weight", 1, "stage width")[0];
-      c.embed_dims.push_back(dim);
-      c.depths.push_back(count_indexed(b));
-      c.mlp_ratios.push_back(ratio(shape(b + "0.mlp.fc1.weight", 2, "MLP ratio")[0], dim));
+      StageConfig &st = c.stages.emplace_back();
+      st.dim = shape(b + "0.norm1.weight", 1, "stage width")[0];
+      st.depth = count_indexed(b);
+      st.mlp_ratio = ratio(shape(b + "0.mlp.fc1.weight", 2, "MLP ratio")[0], st.dim);
       const int64_t scale = int64_t{1} << s;
       if (has(a + "qkvg.weight")) {
         any_l = true;
-        c.attn_types.push_back("L");
-        c.num_heads.push_back(shape(a + "power", 4, "number of heads")[1]);
+        st.attn = AttentionKind::polarity;
+        st.heads = shape(a + "power", 4, "number of heads")[1];
         if (!any_l_before) c.kernel_size = shape(a + "dwc.weight", 4, "local-branch kernel size")[2];
         any_l_before = true;
         l_win[s] = exact_sqrt(shape(a + "positional_encoding", 3, "window size")[1], a + "positional_encoding");
         grid = std::max(grid, l_win[s] * scale);
       } else if (has(a + "qkv.weight")) {
-        c.attn_types.push_back("S");
+        st.attn = AttentionKind::softmax_window;
         const auto &table = shape(a + "relative_position_bias_table", 2, "softmax window");
-        c.num_heads.push_back(table[1]);
+        st.heads = table[1];
         const int64_t side = exact_sqrt(table[0], a + "relative_position_bias_table");
         if (side % 2 == 0) fail(a + "relative_position_bias_table rows are not (2w-1)^2");
         s_win[s] = (side + 1) / 2;
@@ -130,7 +132,7 @@ struct Detector {
              "qkvg.weight' (polarity) nor '" + a + "qkv.weight' (softmax) exists");
       }
       // Shifted blocks carry a mask (windows, w*w, w*w): windows = (res / w)^2.
-      for (int64_t j = 1; j < c.depths.back(); j += 2) {
+      for (int64_t j = 1; j < st.depth; j += 2) {
         auto m = shapes.find(b + std::to_string(j) + ".attn_mask");
         if (m == shapes.end() || m->second.size() != 3 || m->second[0] <= 0 || m->second[1] <= 0) continue;
         const int64_t w = exact_sqrt(m->second[1], b + std::to_string(j) + ".attn_mask");
@@ -151,10 +153,8 @@ struct Detector {
       if (s_win[s] && s_win[s] < res) ws_exact = std::max(ws_exact, s_win[s]);
       if (s_win[s] && s_win[s] >= res) ws_low = std::max(ws_low, s_win[s]);
     }
-    const int64_t preset_w = c.img_size >= 384 ? 96 : 56;
-    c.window_size = w_exact ? w_exact : std::max(preset_w, w_low);
-    const int64_t rule_ws = c.window_size > 56 ? 12 : 7;
-    c.window_size_softmax = ws_exact ? ws_exact : std::max(rule_ws, ws_low);
+    c.window_size = w_exact ? w_exact : std::max(released_swin_window(c.img_size), w_low);
+    c.window_size_softmax = ws_exact ? ws_exact : std::max(released_swin_softmax_window(c.window_size), ws_low);
     c.num_classes = shape("head.weight", 2, "number of classes")[0];
     return c;
   }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "weights/model_config.h"
+#include "model/model_config.h"
 
 namespace pola::weights {
 

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <set>
 
+#include "model/config_json.h"
+#include "model/preprocess_defaults.h"
+#include "model/presets.h"
 #include "weights/checkpoint.h"
 #include "weights/class_names.h"
 #include "weights/config_detect.h"
@@ -96,6 +99,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     }
   }
   if (rep.arch.empty()) rep.arch = arch_name(rep.config);
+  rep.config.arch = rep.arch;
 
   const std::vector<TensorSpec> specs = expected_tensors(rep.config);
   TensorCheck check = check_tensors(shapes, specs, /*allow_dropped=*/true);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "weights/metadata_overrides.h"
-#include "weights/model_config.h"
+#include "model/model_config.h"
 
 namespace pola::weights {
 

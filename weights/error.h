@@ -1,16 +1,5 @@
-// Error types shared by every layer. InputError means the user's input (a file,
-// an argument, an array) is wrong: the CLI exits 1. Any other exception is an
-// internal error: exit 2.
+// InputError (model/error.h), under the name every file of weights/, engine/
+// and apps/ already includes.
 #pragma once
 
-#include <stdexcept>
-#include <string>
-
-namespace pola {
-
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string &what) : std::runtime_error(what) {}
-};
-
-} // namespace pola
+#include "model/error.h"

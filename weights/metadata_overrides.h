@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "weights/model_config.h"
+#include "model/model_config.h"
 
 namespace pola::weights {
 

@@ -1,5 +1,7 @@
 #include "weights/model_metadata.h"
 
+#include "model/config_json.h"
+#include "model/preprocess_defaults.h"
 #include "weights/error.h"
 #include "weights/tensor_check.h"
 
@@ -48,7 +50,10 @@ void check_model_format(const ModelFile &f) {
 
 ModelConfig read_model_config(const ModelFile &f) {
   check_model_format(f);
-  return config_from_json(parse_entry(f, "config"), f.path());
+  ModelConfig c = config_from_json(parse_entry(f, "config"), f.path());
+  const auto arch = f.metadata().find("arch");
+  if (arch != f.metadata().end() && !arch->second.empty()) c.arch = arch->second;
+  return c;
 }
 
 std::vector<std::string> read_class_names(const ModelFile &f, const ModelConfig &c) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "weights/model_config.h"
+#include <nlohmann/json.hpp>
+
+#include "model/model_config.h"
 #include "weights/model_file.h"
 
 namespace pola::weights {
@@ -14,7 +16,7 @@ namespace pola::weights {
 constexpr const char *kFormatName = "polaformer";
 constexpr int kFormatVersion = 1;
 
-// `preprocess` defaults to preprocess_for(config) (model_config.h).
+// `preprocess` defaults to preprocess_for(config) (model/preprocess_defaults.h).
 std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
                                                  const std::vector<std::string> &class_names);
 std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,
@@ -25,7 +27,8 @@ std::map<std::string, std::string> make_metadata(const ModelConfig &config, cons
 // format version this build reads (a bare safetensors file is named as such).
 void check_model_format(const ModelFile &file);
 
-// Checks `format` and `format_version`, then parses and checks `config`.
+// Checks `format` and `format_version`, then parses and checks `config`; the
+// config's `arch` is the file's `arch` entry ("custom" when absent or empty).
 ModelConfig read_model_config(const ModelFile &file);
 // The `classes` array; InputError unless it is num_classes strings.
 std::vector<std::string> read_class_names(const ModelFile &file, const ModelConfig &config);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "weights/config_detect.h"
-#include "weights/model_config.h"
+#include "model/tensor_list.h"
 
 namespace pola::weights {
 

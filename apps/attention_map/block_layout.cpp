@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "model/geometry.h"
 #include "weights/error.h"
 
 namespace pola::attention_map {
@@ -11,7 +12,7 @@ namespace {
 std::string polarity_block_names(const ModelConfig &cfg) {
   std::string out;
   for (size_t i = 0; i < cfg.stages.size(); ++i) {
-    if (cfg.stages[i].attn != 'L') continue;
+    if (cfg.stages[i].attn != AttentionKind::polarity) continue;
     const std::string first = cfg.family == Family::pvt ? "block" + std::to_string(i + 1) + ".0"
                                                         : "layers." + std::to_string(i) + ".blocks.0";
     const std::string last = cfg.family == Family::pvt
@@ -42,28 +43,27 @@ BlockLayout find_block(const ModelConfig &cfg, const std::string &name) {
   if (stage < 0 || stage >= static_cast<long>(cfg.stages.size()) || index >= cfg.stages[stage].depth)
     unknown_block(cfg, name, "no such block");
   const StageConfig &s = cfg.stages[stage];
-  if (s.attn != 'L') unknown_block(cfg, name, "its stage uses softmax window attention, not polarity attention");
+  if (s.attn != AttentionKind::polarity) unknown_block(cfg, name, "its stage uses softmax window attention, not polarity attention");
 
   BlockLayout L;
   L.block = name;
   L.family = cfg.family;
   L.heads = s.heads;
   L.dim = s.dim;
-  L.grid = stage_resolutions(cfg)[stage];
+  const ModelGeometry geometry = model_geometry(cfg);
+  const StageGeometry &st = geometry.stages[stage];
+  const BlockGeometry &b = st.blocks[index];
+  L.grid = st.res;
+  L.q_rows = st.tokens;
+  L.pe_rows = b.pos_enc_rows;
   if (pvt) {
-    L.key_grid = L.grid / s.sr_ratio;
-    L.q_rows = L.grid * L.grid;
-    L.k_rows = L.pe_rows = L.key_grid * L.key_grid;
+    L.key_grid = b.kv_side; // keys of the spatially reduced grid, row-major
+    L.k_rows = b.kv_tokens;
   } else {
-    // The engine's rule (SPEC 5): a stage that fits in the window attends
-    // globally without shift; otherwise odd blocks shift by half a window.
-    L.window = cfg.window_size;
-    L.shift = 0;
-    if (L.grid <= L.window) L.window = L.grid;
-    else if (index % 2 == 1) L.shift = L.window / 2;
-    L.key_grid = L.grid;
-    L.q_rows = L.k_rows = L.grid * L.grid;
-    L.pe_rows = L.window * L.window;
+    L.window = b.window;
+    L.shift = b.shift;
+    L.key_grid = L.grid; // keys of the query's window, drawn where they sit on the stage
+    L.k_rows = st.tokens;
   }
   return L;
 }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model_config.h"
+#include "model/model_config.h"
 
 namespace pola::attention_map {
 

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/polarity_params.h"
+
 namespace pola::attention_map {
 namespace {
 
-double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 // relu(u)^p with 0 staying exactly 0 (SPEC 8).
 double relu_pow(double u, double p) { return u > 0 ? std::exp(p * std::log(u)) : 0.0; }
 
@@ -20,8 +20,8 @@ std::vector<double> polarity_attention_row(const PolarityParams &P, const float 
   if (n == 0 || pos.size() != keys.size()) throw std::logic_error("polarity_attention_row: bad key set");
   std::vector<double> inv_s(C), p(C), q_pos(C), q_neg(C);
   for (int64_t c = 0; c < C; ++c) {
-    inv_s[c] = 1.0 / softplus(P.scale[c]);
-    p[c] = 1.0 + P.alpha * sigmoid(P.power[c]);  // power is (1, h, 1, d): index head*d + j == c
+    inv_s[c] = inverse_softplus(P.scale[c]);
+    p[c] = polarity_exponent(P.alpha, P.power[c]);  // power is (1, h, 1, d): index head*d + j == c
     q_pos[c] = relu_pow(q[c] * inv_s[c], p[c]);
     q_neg[c] = relu_pow(-q[c] * inv_s[c], p[c]);
   }

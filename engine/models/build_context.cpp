@@ -1,10 +1,10 @@
 #include "engine/models/build_context.h"
 
-#include <cmath>
 
 #include "engine/ops/conv2d.h"
 #include "engine/ops/fused_mlp.h"
 #include "kernels/kernels.h"
+#include "model/polarity_params.h"
 
 namespace pola::models {
 
@@ -129,13 +129,6 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x
   add_linear(ctx, block, block + ".mlp.fc2", hid, x, true, false, true);
 }
 
-namespace {
-
-double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-} // namespace
-
 void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const int64_t h = a.heads, d = a.head_dim, c = h * d, ks = ctx.cfg.kernel_size;
   const std::string &pre = a.prefix;
@@ -146,17 +139,17 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const float *dwc_b = ctx.weights.get(pre + ".dwc.bias", {d});
   const double alpha = ctx.cfg.alpha;
 
-  // Transformed once: p = 1 + alpha * sigmoid(power), 1 / softplus(scale), and
+  // Transformed once (model/polarity_params.h): the exponents p, 1 / softplus(scale), and
   // the depthwise weights shared by all heads replicated per head so that one
   // grouped convolution covers every channel.
   const float *power = ctx.weights.derived(pre + ".power:effective", [&] {
     std::vector<float> p(c);
-    for (int64_t i = 0; i < c; ++i) p[i] = static_cast<float>(1.0 + alpha * sigmoid(power_raw[i]));
+    for (int64_t i = 0; i < c; ++i) p[i] = static_cast<float>(polarity_exponent(alpha, power_raw[i]));
     return p;
   });
   const float *inv_scale = ctx.weights.derived(pre + ".scale:inverse_softplus", [&] {
     std::vector<float> s(c);
-    for (int64_t i = 0; i < c; ++i) s[i] = static_cast<float>(1.0 / softplus(scale_raw[i]));
+    for (int64_t i = 0; i < c; ++i) s[i] = static_cast<float>(inverse_softplus(scale_raw[i]));
     return s;
   });
   const float *dw_weight = ctx.weights.derived(pre + ".dwc.weight:per_head", [&] {

@@ -6,12 +6,13 @@
 #include <memory>
 #include <string>
 
-#include "engine/model_config.h"
 #include "engine/packed_weights.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/patchify.h"
 #include "engine/plan.h"
 #include "engine/weight_store.h"
+#include "model/geometry.h"
+#include "model/model_config.h"
 
 namespace pola::models {
 

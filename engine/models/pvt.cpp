@@ -13,11 +13,12 @@ namespace {
 constexpr float kBlockEps = 1e-6f;  // norm1, norm2
 constexpr float kEmbedEps = 1e-5f;  // patch-embedding norm and spatial-reduction norm
 
-void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, int64_t res, Rows x) {
+void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
+                   const BlockGeometry &geo, Rows x) {
   Plan &plan = ctx.plan;
-  const int64_t B = plan.batch, C = s.dim, N = res * res, M = B * N;
-  const int64_t sr = s.sr_ratio, rk = res / sr, n = rk * rk;
-  const int64_t hidden = static_cast<int64_t>(s.mlp_ratio * C);
+  const int64_t B = plan.batch, C = s.dim, res = stage.res, N = stage.tokens, M = B * N;
+  const int64_t sr = s.sr_ratio, n = geo.kv_tokens;
+  const int64_t hidden = s.hidden();
 
   Rows xn = reserve_rows(ctx, "xn", M, C);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kBlockEps, false);
@@ -64,16 +65,16 @@ void build_pvt(BuildContext &ctx) {
   Plan &plan = ctx.plan;
   const ModelConfig &cfg = ctx.cfg;
   const int64_t B = plan.batch;
-  const auto res = stage_resolutions(cfg);
+  const ModelGeometry geometry = model_geometry(cfg);
   Rows x;              // tokens of the current stage
-  int64_t prev_res = cfg.img_size, prev_ch = cfg.in_chans;
   for (size_t si = 0; si < cfg.stages.size(); ++si) {
     const StageConfig &s = cfg.stages[si];
+    const StageGeometry &stage = geometry.stages[si];
     const std::string i = std::to_string(si + 1);
-    const int64_t C = s.dim, r = res[si], M = B * r * r;
+    const int64_t C = s.dim, r = stage.res, M = B * stage.tokens;
 
     Rows embedded = reserve_rows(ctx, "embed", M, C);
-    ops::PatchGrid grid{B, prev_ch, prev_res, prev_res, s.patch, si == 0};
+    ops::PatchGrid grid{B, stage.in_channels, stage.in_side, stage.in_side, stage.patch, si == 0};
     if (si == 0) add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, &plan.input, nullptr, embedded);
     else add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &x, embedded);
     // Alternate the residual stream between two slots: the next stage's
@@ -84,15 +85,14 @@ void build_pvt(BuildContext &ctx) {
     plan.graph.add("pos_embed" + i, [x, pos, B, r, C, &plan] {
       ops::add_broadcast_rows(x.ptr(), pos, B, r * r, C, plan.threads);
     }, token_view(x, B));
-    for (int j = 0; j < s.depth; ++j) add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, r, x);
-    prev_res = r;
-    prev_ch = C;
+    for (size_t j = 0; j < stage.blocks.size(); ++j)
+      add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, stage, stage.blocks[j], x);
   }
   // The reference never applies the final norm; it is in the checkpoint only.
   ctx.weights.ignore("norm.weight");
   ctx.weights.ignore("norm.bias");
 
-  const int64_t C = cfg.stages.back().dim, N = res.back() * res.back();
+  const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
   Rows pooled = reserve_rows(ctx, "pooled", B, C);
   plan.graph.add("pool", [x, pooled, B, N, C] { ops::mean_over_tokens(x.ptr(), pooled.ptr(), B, N, C); },
                  TensorView2D{pooled.slot, 0, B, C, C, {B, C}});

@@ -16,34 +16,16 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 
-struct BlockGeometry {
-  int64_t res = 0, window = 0, shift = 0;
-};
-
-// Window and shift of block j: a stage that fits in the window attends
-// globally without shift; otherwise odd blocks shift by half a window.
-BlockGeometry block_geometry(const ModelConfig &cfg, const StageConfig &s, int64_t res, int j) {
-  BlockGeometry g;
-  g.res = res;
-  g.window = s.attn == 'L' ? cfg.window_size : cfg.window_size_softmax;
-  if (res <= g.window) {
-    g.window = res;
-    g.shift = 0;
-  } else {
-    g.shift = (j % 2 == 1) ? g.window / 2 : 0;
-  }
-  return g;
-}
-
-void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const BlockGeometry &geo,
-                    Rows x) {
+// One block; its window and shift come from the model geometry (model/geometry.h).
+void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
+                    const BlockGeometry &geo, Rows x) {
   Plan &plan = ctx.plan;
-  const int64_t B = plan.batch, C = s.dim, r = geo.res, w = geo.window, t = w * w;
-  const int64_t M = B * r * r, windows = B * (r / w) * (r / w);
-  const int heads = s.heads;
-  const int64_t d = C / heads;
-  const int64_t hidden = static_cast<int64_t>(s.mlp_ratio * C);
-  const bool partitioned = (w < r) || geo.shift > 0;
+  const int64_t B = plan.batch, C = s.dim, r = stage.res, w = geo.window, t = geo.window_tokens;
+  const int64_t M = B * stage.tokens, windows = B * geo.windows;
+  const int heads = static_cast<int>(s.heads);
+  const int64_t d = s.head_dim();
+  const int64_t hidden = s.hidden();
+  const bool partitioned = geo.partitioned;
   ops::WindowGrid grid{B, r, r, C, w, geo.shift};
 
   Rows xn = reserve_rows(ctx, "xn", M, C);
@@ -57,7 +39,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   }
 
   Rows attn = reserve_rows(ctx, "attn", M, C);
-  if (s.attn == 'L') {
+  if (s.attn == AttentionKind::polarity) {
     Rows qkg = reserve_rows(ctx, "qkg", M, 3 * C);
     Rows v = reserve_rows(ctx, "v", M, C);
     // qkvg is C -> 4C in the order q, k, v, g; v gets its own dense buffer
@@ -86,7 +68,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     int64_t n_mask = 0;
     if (geo.shift > 0) {
       mask = ctx.weights.derived(pre + ".attn_mask:recomputed", [&] { return shifted_window_mask(r, w, geo.shift); });
-      n_mask = (r / w) * (r / w);
+      n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
     plan.graph.add(pre + ".attn.core", [=, &plan] {
@@ -120,25 +102,27 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
 void build_swin(BuildContext &ctx) {
   Plan &plan = ctx.plan;
   const ModelConfig &cfg = ctx.cfg;
-  const int64_t B = plan.batch, p = cfg.patch_size;
-  const auto res = stage_resolutions(cfg);
-  const int64_t C0 = cfg.stages[0].dim, R = res[0];
+  const int64_t B = plan.batch;
+  const ModelGeometry geometry = model_geometry(cfg);
+  const StageGeometry &first = geometry.stages[0];
+  const int64_t C0 = first.channels, M0 = B * first.tokens;
 
-  Rows embedded = reserve_rows(ctx, "embed", B * R * R, C0);
-  ops::PatchGrid grid{B, cfg.in_chans, cfg.img_size, cfg.img_size, p, true};
+  Rows embedded = reserve_rows(ctx, "embed", M0, C0);
+  ops::PatchGrid grid{B, first.in_channels, first.in_side, first.in_side, first.patch, true};
   add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, &plan.input, nullptr, embedded);
-  Rows x = reserve_rows(ctx, "x", B * R * R, C0);
+  Rows x = reserve_rows(ctx, "x", M0, C0);
   add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
 
   for (size_t si = 0; si < cfg.stages.size(); ++si) {
     const StageConfig &s = cfg.stages[si];
-    const int64_t r = res[si], C = s.dim;
-    x = reserve_rows(ctx, "x", B * r * r, C);
+    const StageGeometry &stage_geo = geometry.stages[si];
+    const int64_t r = stage_geo.res, C = s.dim;
+    x = reserve_rows(ctx, "x", B * stage_geo.tokens, C);
     const std::string stage = "layers." + std::to_string(si);
-    for (int j = 0; j < s.depth; ++j)
-      add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, block_geometry(cfg, s, r, j), x);
+    for (size_t j = 0; j < stage_geo.blocks.size(); ++j)
+      add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, stage_geo, stage_geo.blocks[j], x);
     if (si + 1 < cfg.stages.size()) {
-      const int64_t M2 = B * (r / 2) * (r / 2);
+      const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves the side
       Rows merged = reserve_rows(ctx, "merged", M2, 4 * C);
       Rows merged_n = reserve_rows(ctx, "merged_norm", M2, 4 * C);
       plan.graph.add(stage + ".downsample.gather", [x, merged, B, r, C, &plan] {
@@ -149,7 +133,7 @@ void build_swin(BuildContext &ctx) {
       add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, next, false, false, false);
     }
   }
-  const int64_t C = cfg.stages.back().dim, N = res.back() * res.back();
+  const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
   Rows xn = reserve_rows(ctx, "xn", B * N, C);
   add_layernorm(ctx, "norm", "norm", x, xn, kEps, true);
   Rows pooled = reserve_rows(ctx, "pooled", B, C);

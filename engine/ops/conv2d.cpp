@@ -7,46 +7,31 @@ namespace pola::ops {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache)
-    : s_(s) {
-  out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
-  out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
+Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache) {
+  const int64_t out_h = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
+  const int64_t out_w = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
   auto &eng = cpu_engine();
-  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, s.src_nchw ? tag::nchw : tag::nhwc);
-  dnnl::memory::desc dst_md({s.batch, s.out_ch, out_h_, out_w_}, dt::f32, tag::nhwc);
-  dnnl::memory::dims wdims;
-  dnnl::memory::desc user_w;
-  if (s.groups == 1) {
-    wdims = {s.out_ch, s.in_ch, s.kernel, s.kernel};
-    user_w = dnnl::memory::desc(wdims, dt::f32, tag::oihw);
-  } else {
-    wdims = {s.groups, s.out_ch / s.groups, s.in_ch / s.groups, s.kernel, s.kernel};
-    user_w = dnnl::memory::desc(wdims, dt::f32, tag::goihw);
-  }
-  dnnl::memory::desc any_w(wdims, dt::f32, tag::any);
-  dnnl::memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
+  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, tag::nhwc);
+  dnnl::memory::desc dst_md({s.batch, s.out_ch, out_h, out_w}, dt::f32, tag::nhwc);
+  // Grouped layout (goihw) for any group count; (out, in/groups, k, k) is its row-major order.
+  const dnnl::memory::dims wdims{s.groups, s.out_ch / s.groups, s.in_ch / s.groups, s.kernel, s.kernel};
+  const dnnl::memory::desc user_w(wdims, dt::f32, tag::goihw);
+  const dnnl::memory::desc any_w(wdims, dt::f32, tag::any);
+  const dnnl::memory::desc bias_md({s.out_ch}, dt::f32, tag::x);
+  const dnnl::memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
   dnnl::post_ops po;
   if (s.accumulate) po.append_sum(1.f);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
-  dnnl::convolution_forward::primitive_desc pd;
-  if (bias) {
-    dnnl::memory::desc bias_md({s.out_ch}, dt::f32, tag::x);
-    bias_ = dnnl::memory(bias_md, eng, const_cast<float *>(bias));
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      src_md, any_w, bias_md, dst_md, strides, pad, pad);
-    pd = dnnl::convolution_forward::primitive_desc(d, attr, eng);
-  } else {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      src_md, any_w, dst_md, strides, pad, pad);
-    pd = dnnl::convolution_forward::primitive_desc(d, attr, eng);
-  }
+  const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                          src_md, any_w, bias_md, dst_md, strides, pad, pad);
+  const dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
   prim_ = dnnl::convolution_forward(pd);
   weights_ = cache.get(weight, user_w, pd.weights_desc());
+  bias_ = dnnl::memory(bias_md, eng, const_cast<float *>(bias));
   src_ = dnnl::memory(src_md, eng, DNNL_MEMORY_NONE);
   dst_ = dnnl::memory(dst_md, eng, DNNL_MEMORY_NONE);
-  args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
-  if (bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
+  args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}};
 }
 
 void Conv2d::run(dnnl::stream &stream, const float *src, float *dst) {

@@ -20,7 +20,7 @@ void inspect(const std::string &path) {
   using namespace pola::weights;
   try {
     const ModelFile f = ModelFile::open(path);
-    const ModelConfig cfg = read_model_config(f);
+    const pola::ModelConfig cfg = read_model_config(f);
     check_model_tensors(f, cfg);
     read_class_names(f, cfg);
     read_preprocess(f);

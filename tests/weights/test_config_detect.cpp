@@ -4,13 +4,23 @@
 
 #include "weights/config_detect.h"
 #include "weights/error.h"
-#include "weights/model_config.h"
+#include "model/presets.h"
+#include "model/tensor_list.h"
 #include "weights/tensor_check.h"
 
-using pola::InputError;
+using namespace pola;
 using namespace pola::weights;
 
 namespace {
+
+// Sets one per-stage value of every stage, e.g. per_stage(c, &StageConfig::dim, {24, 48, 96, 192}).
+template <class T, class V>
+void per_stage(ModelConfig &c, T StageConfig::*field, const std::vector<V> &values) {
+  REQUIRE(values.size() == c.stages.size());
+  for (size_t i = 0; i < values.size(); ++i) c.stages[i].*field = static_cast<T>(values[i]);
+}
+
+constexpr auto L = AttentionKind::polarity, S = AttentionKind::softmax_window;
 
 ShapeMap shapes_of(const ModelConfig &c, bool with_buffers = true) {
   ShapeMap m;
@@ -59,15 +69,15 @@ TEST_CASE("preset parameter counts match SPEC section 1") {
 
 TEST_CASE("custom layouts: windows, spatial reduction, odd patch sizes, mixed attention") {
   ModelConfig sw = *find_preset("pola_swin_t");
-  sw.embed_dims = {24, 48, 96, 192};
-  sw.num_heads = {3, 2, 3, 4};
-  sw.depths = {2, 2, 2, 2};
+  per_stage<int64_t, int64_t>(sw, &StageConfig::dim, {24, 48, 96, 192});
+  per_stage<int64_t, int64_t>(sw, &StageConfig::heads, {3, 2, 3, 4});
+  per_stage<int64_t, int64_t>(sw, &StageConfig::depth, {2, 2, 2, 2});
   sw.img_size = 96;
   sw.window_size = 6;
   sw.window_size_softmax = 3;
   sw.num_classes = 23;
   round_trip(sw);
-  sw.attn_types = {"S", "L", "L", "S"};
+  per_stage<AttentionKind, AttentionKind>(sw, &StageConfig::attn, {S, L, L, S});
   sw.window_size = 4;
   sw.window_size_softmax = 4;
   sw.img_size = 64;
@@ -75,11 +85,11 @@ TEST_CASE("custom layouts: windows, spatial reduction, odd patch sizes, mixed at
 
   ModelConfig pv = *find_preset("pola_pvt_tiny");
   pv.img_size = 72;
-  pv.embed_dims = {32, 48, 96, 64};
-  pv.num_heads = {1, 3, 2, 2};
-  pv.patch_sizes = {4, 1, 1, 2};
-  pv.sr_ratios = {2, 3, 2, 1};
-  pv.mlp_ratios = {2, 1.5, 2, 2};
+  per_stage<int64_t, int64_t>(pv, &StageConfig::dim, {32, 48, 96, 64});
+  per_stage<int64_t, int64_t>(pv, &StageConfig::heads, {1, 3, 2, 2});
+  per_stage<int64_t, int64_t>(pv, &StageConfig::patch, {4, 1, 1, 2});
+  per_stage<int64_t, int64_t>(pv, &StageConfig::sr_ratio, {2, 3, 2, 1});
+  per_stage<double, double>(pv, &StageConfig::mlp_ratio, {2, 1.5, 2, 2});
   pv.in_chans = 1;
   round_trip(pv);
 }
@@ -90,7 +100,7 @@ TEST_CASE("non-PolaFormer layouts are refused") {
                        doctest::Contains("not a PolaFormer"), InputError);
   // A plain Swin (softmax attention everywhere) is not PolaFormer.
   ModelConfig sw = *find_preset("pola_swin_t");
-  sw.attn_types = {"S", "S", "S", "S"};
+  per_stage<AttentionKind, AttentionKind>(sw, &StageConfig::attn, {S, S, S, S});
   CHECK_THROWS_WITH_AS(detect_config(shapes_of(sw), "t"), doctest::Contains("plain Swin"), InputError);
   // Missing detection inputs name the tensor.
   ShapeMap m = shapes_of(*find_preset("pola_pvt_tiny"));

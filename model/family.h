@@ -1,0 +1,90 @@
+// What a model family contributes to the model description, one file per
+// family (pvt_family.cpp, swin_family.cpp): its own config JSON keys, its
+// checks, its geometry and its tensor list. Everything common (the per-stage
+// lists, the polarity block's parameters, the MLP) is done once by the callers.
+// A new family is one more such file plus one entry in family.cpp.
+// Internal to model/: users go through model_config.h, config_json.h,
+// geometry.h and tensor_list.h.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/geometry.h"
+#include "model/model_config.h"
+#include "model/tensor_list.h"
+
+namespace pola::model_detail {
+
+using Json = nlohmann::json;
+
+// Throws InputError(context + ": " + what): every config error has this form.
+[[noreturn]] void bad_config(const std::string &context, const std::string &what);
+// The largest size a config may hold: no real model comes near, and every
+// product of a few such sizes fits in int64.
+constexpr int64_t kMaxConfigSize = 1 << 20;
+// Refuses a size outside 1..kMaxConfigSize ("config <what> = <value> is out of range").
+void check_in_range(const std::string &context, int64_t value, const std::string &what);
+
+// Required keys of the config JSON, with the type checks config_from_json makes.
+class ConfigJsonReader {
+ public:
+  ConfigJsonReader(const Json &j, std::string context) : j_(j), context_(std::move(context)) {}
+  const Json &need(const char *key) const;
+  int64_t need_int(const char *key) const;
+  std::vector<int64_t> need_ints(const char *key) const;
+  // A per-stage list that must have one entry per stage.
+  std::vector<int64_t> need_stage_ints(const char *key, size_t stages, const char *length_error) const;
+  const std::string &context() const { return context_; }
+
+ private:
+  const Json &j_;
+  std::string context_;
+};
+
+// Appends the tensors of common building blocks to a tensor list.
+class TensorListWriter {
+ public:
+  explicit TensorListWriter(std::vector<TensorSpec> &out) : out_(out) {}
+  void add(std::string name, std::vector<int64_t> shape, TensorSpec::Use use = TensorSpec::Use::Required);
+  void linear(const std::string &prefix, int64_t out, int64_t in, bool bias = true);
+  void norm(const std::string &prefix, int64_t dim);
+  // The polarity-attention parameters both families share (SPEC section 3);
+  // the projections into q, k, v, g are the family's own.
+  void polarity_attention(const std::string &prefix, int64_t dim, int64_t heads, int64_t kernel,
+                          int64_t pos_enc_rows);
+  void mlp(const std::string &prefix, int64_t dim, int64_t hidden);
+
+ private:
+  std::vector<TensorSpec> &out_;
+};
+
+struct FamilyRules {
+  Family family;
+  const char *name;  // the config JSON's `family` value
+  // The family's own config keys: read (stages already sized from the common
+  // lists) and written.
+  void (*read_json)(const ConfigJsonReader &in, ModelConfig &c);
+  void (*write_json)(const ModelConfig &c, Json &out);
+  // Which attention kinds its stages may use, and the message when one does not.
+  bool (*allows_attention)(AttentionKind kind);
+  const char *attention_rule;
+  // Checks after the common ones (which guarantee 1..8 stages, positive
+  // sizes, whole head and MLP widths).
+  void (*check)(const ModelConfig &c, const std::string &context);
+  ModelGeometry (*geometry)(const ModelConfig &c);
+  // Every tensor of a checkpoint, in model order.
+  void (*tensors)(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out);
+};
+
+const FamilyRules &family_rules(Family family);
+// nullptr when no family has that name.
+const FamilyRules *find_family(const std::string &name);
+
+extern const FamilyRules kPvtRules;
+extern const FamilyRules kSwinRules;
+
+// `v / d` for sizes not checked yet: never divides by zero.
+inline int64_t guarded_div(int64_t v, int64_t d) { return v / (d > 0 ? d : 1); }
+
+} // namespace pola::model_detail

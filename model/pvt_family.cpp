@@ -1,0 +1,108 @@
+// Pola-PVT (SPEC section 4): each stage starts with its own patch-embedding
+// conv (kernel = stride) and a learned position embedding; every block attends
+// globally over the stage, with keys/values optionally shrunk by a spatial-
+// reduction conv (sr x sr, stride sr). Polarity attention only.
+#include "model/family.h"
+
+namespace pola::model_detail {
+namespace {
+
+constexpr const char *kListLengthError = "config patch_sizes / sr_ratios length differs from depths";
+
+void read_json(const ConfigJsonReader &in, ModelConfig &c) {
+  const auto patches = in.need_stage_ints("patch_sizes", c.num_stages(), kListLengthError);
+  const auto sr = in.need_stage_ints("sr_ratios", c.num_stages(), kListLengthError);
+  for (size_t i = 0; i < c.num_stages(); ++i) {
+    c.stages[i].patch = patches[i];
+    c.stages[i].sr_ratio = sr[i];
+  }
+}
+
+void write_json(const ModelConfig &c, Json &out) {
+  Json patches = Json::array(), sr = Json::array();
+  for (const StageConfig &s : c.stages) {
+    patches.push_back(s.patch);
+    sr.push_back(s.sr_ratio);
+  }
+  out["patch_sizes"] = patches;
+  out["sr_ratios"] = sr;
+}
+
+bool allows_attention(AttentionKind kind) { return kind == AttentionKind::polarity; }
+
+ModelGeometry geometry(const ModelConfig &c) {
+  ModelGeometry g;
+  int64_t side = c.img_size, channels = c.in_chans;
+  for (const StageConfig &s : c.stages) {
+    StageGeometry st;
+    st.in_side = side;
+    st.in_channels = channels;
+    st.patch = s.patch;
+    st.res = guarded_div(side, s.patch); // conv with kernel = stride, no padding
+    st.tokens = st.res * st.res;
+    st.channels = s.dim;
+    BlockGeometry b; // one window: the whole stage
+    b.window = st.res;
+    b.window_tokens = st.tokens;
+    b.kv_side = guarded_div(st.res, s.sr_ratio); // conv sr x sr, stride sr, no padding
+    b.kv_tokens = b.kv_side * b.kv_side;
+    b.pos_enc_rows = b.kv_tokens; // the encoding is added to the keys
+    st.blocks.assign(static_cast<size_t>(s.depth > 0 ? s.depth : 0), b);
+    g.stages.push_back(std::move(st));
+    side = g.stages.back().res;
+    channels = s.dim;
+  }
+  return g;
+}
+
+void check(const ModelConfig &c, const std::string &ctx) {
+  const ModelGeometry g = geometry(c);
+  for (size_t i = 0; i < c.num_stages(); ++i) {
+    const StageConfig &s = c.stages[i];
+    check_in_range(ctx, s.patch, "patch_sizes");
+    check_in_range(ctx, s.sr_ratio, "sr_ratios");
+    if (g.stages[i].in_side % s.patch != 0) bad_config(ctx, "config img_size is not divisible by the patch sizes");
+    if (s.sr_ratio > g.stages[i].res)
+      bad_config(ctx, "config sr_ratio of stage " + std::to_string(i + 1) + " exceeds its resolution");
+  }
+}
+
+void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out) {
+  for (size_t si = 0; si < c.num_stages(); ++si) {
+    const StageConfig &s = c.stages[si];
+    const StageGeometry &st = g.stages[si];
+    const std::string i = std::to_string(si + 1);
+    const int64_t dim = s.dim, p = st.patch, r = s.sr_ratio;
+    out.add("patch_embed" + i + ".proj.weight", {dim, st.in_channels, p, p});
+    out.add("patch_embed" + i + ".proj.bias", {dim});
+    out.norm("patch_embed" + i + ".norm", dim);
+    out.add("pos_embed" + i, {1, st.tokens, dim});
+    for (size_t j = 0; j < st.blocks.size(); ++j) {
+      const std::string b = "block" + i + "." + std::to_string(j);
+      out.norm(b + ".norm1", dim);
+      out.linear(b + ".attn.qg", 2 * dim, dim);
+      out.linear(b + ".attn.kv", 2 * dim, dim);
+      out.polarity_attention(b + ".attn", dim, s.heads, c.kernel_size, st.blocks[j].pos_enc_rows);
+      if (r > 1) {
+        out.add(b + ".attn.sr.weight", {dim, dim, r, r});
+        out.add(b + ".attn.sr.bias", {dim});
+        out.norm(b + ".attn.norm", dim);
+      }
+      out.norm(b + ".norm2", dim);
+      out.mlp(b + ".mlp", dim, s.hidden());
+    }
+  }
+  const int64_t last = c.stages.back().dim;
+  out.add("norm.weight", {last}, TensorSpec::Use::Optional); // unused by the model (SPEC section 4)
+  out.add("norm.bias", {last}, TensorSpec::Use::Optional);
+  out.linear("head", c.num_classes, last);
+}
+
+} // namespace
+
+const FamilyRules kPvtRules = {
+    Family::pvt, "pvt", read_json, write_json, allows_attention, "PVT stages use L attention only",
+    check,       geometry, tensors,
+};
+
+} // namespace pola::model_detail
