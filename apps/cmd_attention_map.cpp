@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "weights/file_access.h"
 #include "attention_map/block_layout.h"
 #include "attention_map/capture_qk.h"
 #include "attention_map/heatmap_png.h"
@@ -59,6 +60,9 @@ const float *block_tensor(const pola::weights::ModelFile &file, const std::strin
 }
 
 void attention_map_command(const AttentionMapArgs &a) {
+  for (const std::string &out : {a.output, a.npy})
+    if (!out.empty()) pola::weights::check_output_is_not_input(out, {a.model, a.image});
+  if (!a.npy.empty()) pola::weights::check_output_is_not_input(a.npy, {a.output});
   pola::ModelOptions opt;
   opt.threads = a.threads;
   auto model = pola::Model::load(a.model, opt);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "weights/file_access.h"
 #include "command.h"
 #include "engine/preprocess/preprocess.h"
 #include "number_list.h"
@@ -96,6 +97,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--interpolation", args->interpolation, "resize filter; the engine implements: bicubic")
       ->type_name("NAME");
   c->callback([args, c] {
+    // Before anything is read: `-o` naming the checkpoint (or the labels file) would destroy it.
+    pola::weights::check_output_is_not_input(args->output, {args->input, args->labels});
     pola::weights::ConvertOptions opt;
     opt.arch = args->arch;
     opt.metadata = overrides_from(*args, *c); // labels file read (and checked) before the checkpoint is opened

@@ -17,9 +17,11 @@
 #include <exception>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "weights/file_access.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
@@ -76,10 +78,10 @@ void eval_command(const EvalArgs &a) {
   auto data = pola::eval::open_dataset(data_options, class_names);
   const size_t n = a.limit > 0 ? std::min<size_t>(data->size(), size_t(a.limit)) : data->size();
 
-  std::ofstream predictions;
+  // Collected in memory and written at the end by the one output rule.
+  std::ostringstream predictions;
   if (!a.predictions.empty()) {
-    predictions.open(a.predictions);
-    if (!predictions) throw pola::InputError(a.predictions + ": cannot write the predictions file");
+    pola::weights::check_output_is_not_input(a.predictions, {a.model, a.labels, a.class_order_file});
     predictions << "index,item,label,top1\n";
   }
 
@@ -106,15 +108,17 @@ void eval_command(const EvalArgs &a) {
     for (int b = 0; b < count; ++b) {
       const int label = data->label(first + b);
       const int top1 = metrics.add(logits.data() + size_t(b) * classes, label);
-      if (predictions.is_open())
+      if (!a.predictions.empty())
         predictions << first + b << ",\"" << data->item_name(first + b) << "\"," << label << "," << top1 << "\n";
     }
     bar.update(int64_t(first + count), metrics.top1_percent());
   }
   run.seconds_total = std::chrono::duration<double>(Clock::now() - start).count();
   bar.finish();
-  if (predictions.is_open() && !predictions.flush())
-    throw pola::InputError(a.predictions + ": writing the predictions failed");
+  if (!a.predictions.empty()) {
+    const std::string csv = predictions.str();
+    pola::weights::write_output_file(a.predictions, [&](pola::weights::OutputSink &out) { out.write(csv.data(), csv.size()); });
+  }
   const std::string report = a.json ? pola::eval::json_report(run, metrics) : pola::eval::text_report(run, metrics);
   std::fputs(report.c_str(), stdout);
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "weights/file_access.h"
 #include "command.h"
 #include "engine/io/npy.h"
 #include "engine/preprocess/preprocess.h"
@@ -94,6 +95,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
                 "The model's `preprocess` JSON object (weights/FORMAT.md), or @file.json; replaces --size/--resize. "
                 "Grey models (\"channels\": 1, with their own mean/std) are only reachable this way or with --model");
   c->callback([args, size, resize] {
+    pola::weights::check_output_is_not_input(args->output, {args->image, args->model});
     const auto spec = make_spec(*args, size->count() > 0, resize->count() > 0);
     const std::vector<float> x = pola::preprocess::load_and_preprocess(args->image, spec);
     pola::io::write_npy(args->output, {1, spec.channels, spec.crop, spec.crop}, x.data());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.h"
+#include "weights/file_access.h"
 #include "engine/io/npy.h"
 #include "engine/model.h"
 #include "weights/error.h"
@@ -17,6 +18,7 @@ namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
                  int threads, const std::string &dump_dir) {
+  pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
   auto model = pola::Model::load(model_path, opt);
@@ -35,7 +37,11 @@ void run_command(const std::string &model_path, const std::string &input_path, c
 
   pola::NodeObserver dumper;
   if (!dump_dir.empty()) {
-    std::filesystem::create_directories(dump_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir, ec);
+    if (ec || !std::filesystem::is_directory(dump_dir))
+      throw pola::InputError(dump_dir + ": --dump-dir cannot be used as a directory" +
+                             (ec ? " (" + ec.message() + ")" : std::string(" (it exists and is not one)")));
     dumper = [&](const pola::Node &node, double) {
       if (!node.has_output) return;
       const auto &v = node.output;

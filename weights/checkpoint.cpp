@@ -4,10 +4,12 @@
 #include <fstream>
 
 #include "weights/error.h"
+#include "weights/file_access.h"
 
 namespace pola::weights {
 
 std::unique_ptr<Checkpoint> open_checkpoint(const std::string &path) {
+  require_regular_file(path);  // a FIFO or device is refused, never waited on
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(path + ": cannot open");
   unsigned char head[9] = {};

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "weights/error.h"
+#include "weights/file_access.h"
 #include "weights/file_kind.h"
 #include "weights/safetensors_header.h"
 
@@ -44,17 +45,12 @@ ModelFile ModelFile::open(const std::string &path) {
   ModelFile mf;
   mf.path_ = path;
 
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, "cannot open: " + errno_text());
+  int fd = open_regular_file(path);  // refuses FIFOs and devices without blocking
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     std::string e = errno_text();
     ::close(fd);
     fail(path, "cannot stat: " + e);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(path, "not a regular file");
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < 8) {
@@ -132,24 +128,6 @@ const TensorView *ModelFile::find(const std::string &name) const {
 // ---------------------------------------------------------------------------
 // Writer
 
-namespace {
-
-void write_all(int fd, const void *buf, size_t n, const std::string &tmp) {
-  const char *p = static_cast<const char *>(buf);
-  while (n > 0) {
-    // Large tensors are written in chunks: write(2) may transfer less than asked.
-    ssize_t w = ::write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail(tmp, "write failed: " + errno_text());
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-} // namespace
-
 void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,
                       const std::vector<TensorToWrite> &tensors) {
   // Build and validate the header before creating any file.
@@ -183,33 +161,12 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
   unsigned char len_le[8];
   for (int i = 0; i < 8; ++i) len_le[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
 
-  // Temporary file in the target's directory so that rename() is atomic.
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> tmpname(tmpl.begin(), tmpl.end());
-  tmpname.push_back('\0');
-  int fd = mkstemp(tmpname.data());
-  if (fd < 0) fail(path, "cannot create a temporary file next to it: " + errno_text());
-  const std::string tmp(tmpname.data());
-  try {
-    write_all(fd, len_le, 8, tmp);
-    write_all(fd, text.data(), text.size(), tmp);
+  write_output_file(path, [&](OutputSink &out) {
+    out.write(len_le, 8);
+    out.write(text.data(), text.size());
     for (size_t i = 0; i < tensors.size(); ++i)
-      if (bytes_of[i] > 0) write_all(fd, tensors[i].data, bytes_of[i], tmp);
-    // mkstemp creates 0600; a model file is ordinary shared data.
-    if (fchmod(fd, 0644) != 0) fail(tmp, "chmod failed: " + errno_text());
-    if (::close(fd) != 0) {
-      fd = -1;
-      fail(tmp, "close failed: " + errno_text());
-    }
-    fd = -1;
-    // No fsync: the rename makes the file appear complete or not at all to
-    // readers; durability across a power cut is not a goal for a converter.
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "cannot rename the temporary file into place: " + errno_text());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
+      if (bytes_of[i] > 0) out.write(tensors[i].data, bytes_of[i]);
+  });
 }
 
 } // namespace pola::weights

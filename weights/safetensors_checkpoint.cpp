@@ -12,6 +12,7 @@
 #include "weights/checkpoint.h"
 #include "weights/dtype_convert.h"
 #include "weights/error.h"
+#include "weights/file_access.h"
 #include "weights/safetensors_header.h"
 
 namespace pola::weights {
@@ -22,10 +23,9 @@ class SafetensorsCheckpoint : public Checkpoint {
   explicit SafetensorsCheckpoint(const std::string &path) {
     path_ = path;
     container_ = "safetensors";
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
+    int fd = open_regular_file(path);
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
       ::close(fd);
       throw InputError(path + ": not a regular file");
     }

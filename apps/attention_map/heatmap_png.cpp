@@ -1,3 +1,4 @@
+#include "weights/file_access.h"
 #include "heatmap_png.h"
 
 #include <algorithm>
@@ -104,8 +105,15 @@ void write_overlay_png(const std::string &path, const RgbImage &base, const std:
     mark(cx + a, cy);
     mark(cx, cy + a);
   }
-  if (!stbi_write_png(path.c_str(), W, H, 3, out.data(), W * 3))
-    throw InputError(path + ": cannot write the PNG (does the directory exist and is it writable?)");
+  // Encoded in memory, then written by the project's one output rule (a
+  // special file is written in place, every write is checked).
+  std::string png;
+  auto append = [](void *context, void *data, int size) {
+    static_cast<std::string *>(context)->append(static_cast<const char *>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, W, H, 3, out.data(), W * 3))
+    throw InputError(path + ": cannot encode the PNG");
+  weights::write_output_file(path, [&](weights::OutputSink &sink) { sink.write(png.data(), png.size()); });
 }
 
 } // namespace pola::attention_map

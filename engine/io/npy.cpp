@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "weights/error.h"
+#include "weights/file_access.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.cpp reads and writes '<f4' by copying bytes: it assumes a little-endian host"
@@ -169,6 +170,7 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 } // namespace
 
 NpyArray read_npy(const std::string &path) {
+  weights::require_regular_file(path);  // a FIFO or device is refused, never waited on
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
@@ -255,24 +257,11 @@ void write_npy(const std::string &path, const std::vector<int64_t> &shape, const
   preamble += static_cast<char>(header.size() & 0xff);
   preamble += static_cast<char>((header.size() >> 8) & 0xff);
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, std::string("cannot create '") + tmp + "': " + std::strerror(errno));
-    out.write(preamble.data(), static_cast<std::streamsize>(preamble.size()));
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    if (numel) out.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(numel * 4));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail(path, "write error (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    fail(path, "cannot rename the temporary file into place: " + why);
-  }
+  weights::write_output_file(path, [&](weights::OutputSink &out) {
+    out.write(preamble.data(), preamble.size());
+    out.write(header.data(), header.size());
+    if (numel) out.write(data, numel * 4);
+  });
 }
 
 } // namespace pola::io

@@ -18,6 +18,7 @@
 #include "engine/preprocess/gif_first_frame.h"
 #include "engine/preprocess/rgb_to_grey.h"
 #include "weights/error.h"
+#include "weights/file_access.h"
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -233,18 +234,8 @@ ImageU8 decode_image_from_memory(const uint8_t *data, size_t size, const std::st
 }
 
 ImageU8 decode_image(const std::string &path, int channels, const DecodeLimits &limits) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open image: ") + std::strerror(errno));
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "cannot open image: not a regular file");
-  in.seekg(0, std::ios::end);
-  const std::streamoff end = in.tellg();
-  if (end < 0) fail(path, "cannot read image (not a regular file?)");
-  if (end > INT_MAX) fail(path, "image file larger than 2 GiB; too large to decode");
-  in.seekg(0);
-  std::vector<uint8_t> bytes(static_cast<size_t>(end));
-  if (!bytes.empty()) in.read(reinterpret_cast<char *>(bytes.data()), end);
-  if (!in) fail(path, "read error");
+  // A FIFO or device is refused at once (never read until it ends).
+  const std::vector<uint8_t> bytes = weights::read_regular_file(path, INT_MAX);
   return decode_image_from_memory(bytes.data(), bytes.size(), path, channels, limits);
 }
 
