@@ -17,10 +17,11 @@
 namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
-                 int threads, const std::string &dump_dir) {
+                 int threads, const std::string &dump_dir, bool allow_nonfinite) {
   pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
+  opt.allow_nonfinite = allow_nonfinite;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
   pola::io::NpyArray x = pola::io::read_npy(input_path);
@@ -52,7 +53,11 @@ void run_command(const std::string &model_path, const std::string &input_path, c
     };
   }
   std::vector<float> logits(batch * cfg.num_classes);
-  model->run(x.data.data(), static_cast<int>(batch), logits.data(), dump_dir.empty() ? nullptr : &dumper);
+  try {
+    model->run(x.data.data(), static_cast<int>(batch), logits.data(), dump_dir.empty() ? nullptr : &dumper);
+  } catch (const pola::InputError &e) {  // non-finite input or logits: say which file
+    throw pola::InputError(input_path + ": " + e.what());
+  }
   pola::io::write_npy(output_path, {batch, cfg.num_classes}, logits.data());
 }
 
@@ -68,7 +73,10 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
   cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
-  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump); });
+  auto allow_nonfinite = std::make_shared<bool>(false);
+  cmd->add_flag("--allow-nonfinite", *allow_nonfinite,
+                "Run inputs holding NaN or Inf, and write non-finite logits, instead of refusing them");
+  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite); });
 });
 
 } // namespace

@@ -2,12 +2,15 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "engine/dnnl_context.h"
 #include "engine/omp_team.h"
 #include "engine/models/builders.h"
 #include "weights/error.h"
+#include "weights/finite_check.h"
 #include "weights/model_metadata.h"
 
 namespace pola {
@@ -21,6 +24,7 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   std::vector<std::string> class_names = weights::read_class_names(file, cfg);
   int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), std::move(class_names), threads));
+  m->allow_nonfinite_ = options.allow_nonfinite;
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
@@ -77,6 +81,7 @@ void Model::release(std::unique_ptr<Plan> plan) {
 
 void Model::run(const float *input, int batch, float *logits, const NodeObserver *observer) {
   if (batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(batch));
+  if (!allow_nonfinite_) refuse_nonfinite_input(input, batch);
   // Set before acquire(): a plan built here creates its oneDNN primitives for
   // this team size, and they keep it.
   ScopedOmpThreads team(threads_);
@@ -89,6 +94,30 @@ void Model::run(const float *input, int batch, float *logits, const NodeObserver
   plan->graph.run(observer);
   plan->stream.wait();
   std::memcpy(logits, plan->logits->ptr, sizeof(float) * batch * cfg_.num_classes);
+  if (!allow_nonfinite_) refuse_nonfinite_logits(input, batch, logits);
+}
+
+void Model::refuse_nonfinite_input(const float *input, int batch) const {
+  const int64_t per_image = input_size(), plane = int64_t(cfg_.img_size) * cfg_.img_size;
+  const weights::NonFinite bad = weights::find_nonfinite(input, size_t(batch) * per_image);
+  if (bad.count == 0) return;
+  const int64_t i = int64_t(bad.first), b = i / per_image, c = i % per_image / plane, yx = i % plane;
+  throw InputError("the input holds " + weights::describe_nonfinite(bad, input) + " = image " + std::to_string(b) +
+                   ", channel " + std::to_string(c) + ", row " + std::to_string(yx / cfg_.img_size) + ", column " +
+                   std::to_string(yx % cfg_.img_size) + "; refused (allow non-finite inputs to run it anyway)");
+}
+
+void Model::refuse_nonfinite_logits(const float *input, int batch, const float *logits) const {
+  const weights::NonFinite bad = weights::find_nonfinite(logits, size_t(batch) * cfg_.num_classes);
+  if (bad.count == 0) return;
+  // Finite weights (checked at load) and finite inputs (checked above) can
+  // still overflow float32 when the inputs are extreme: say how large they were.
+  float largest = 0;
+  for (int64_t i = 0; i < int64_t(batch) * input_size(); ++i) largest = std::max(largest, std::fabs(input[i]));
+  throw InputError("the model's logits hold " + weights::describe_nonfinite(bad, logits) + " = image " +
+                   std::to_string(bad.first / cfg_.num_classes) + ", class " +
+                   std::to_string(bad.first % cfg_.num_classes) + "; the input's largest magnitude is " +
+                   std::to_string(largest) + ", beyond what float32 arithmetic through this model can hold");
 }
 
 } // namespace pola

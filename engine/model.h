@@ -19,6 +19,10 @@ namespace pola {
 
 struct ModelOptions {
   int threads = 0; // worker threads per run; 0 = all available cores
+  // By default an input holding NaN or Inf is refused, and so is a run whose
+  // logits are not all finite (an answer of NaN is never returned as one).
+  // True lets both through, for callers that handle them.
+  bool allow_nonfinite = false;
 };
 
 class Model {
@@ -44,6 +48,8 @@ class Model {
 
  private:
   Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
+  void refuse_nonfinite_input(const float *input, int batch) const;
+  void refuse_nonfinite_logits(const float *input, int batch, const float *logits) const;
   std::unique_ptr<Plan> acquire(int batch);
   void release(std::unique_ptr<Plan> plan);
   std::unique_ptr<Plan> build(int batch);
@@ -53,6 +59,7 @@ class Model {
   ModelConfig cfg_;
   std::vector<std::string> class_names_;
   int threads_;
+  bool allow_nonfinite_ = false;
   std::mutex pool_mutex_;
   std::multimap<int, std::unique_ptr<Plan>> idle_plans_;
 };

@@ -9,6 +9,8 @@ PACKAGES=(
   libdnnl-dev libxsimd-dev libstb-dev doctest-dev nlohmann-json3-dev libcli11-dev
   # libzip-dev's CMake config names the zip tools, so find_package(libzip) needs them
   libzip-dev zipcmp zipmerge ziptool
+  # model-file checksums (XXH3, used header-only; python3-xxhash for the reference writer)
+  libxxhash-dev python3-xxhash
   # sanitizers and fuzzers
   clang libclang-rt-14-dev
   # clang's OpenMP runtime, for the libFuzzer build (scripts/fuzz.sh)

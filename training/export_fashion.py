@@ -12,7 +12,7 @@ import argparse
 import torch
 
 import fashion_models  # noqa: F401  (puts tests/reference on sys.path)
-import safetensors_io
+import model_integrity
 from export_model import export_metadata, export_tensors
 from fashion_data import CLASSES
 from fashion_models import PREPROCESS, config_for
@@ -25,7 +25,7 @@ def export_checkpoint(checkpoint_path, name, out_path):
     metadata = export_metadata(cfg, arch=name, preprocess=PREPROCESS, classes=CLASSES)
     metadata["arch"] = name
     tensors = export_tensors(state)
-    safetensors_io.save_file(out_path, tensors, metadata)
+    model_integrity.save_model_file(out_path, tensors, metadata)
     return len(tensors)
 
 

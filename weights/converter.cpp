@@ -10,6 +10,7 @@
 #include "weights/class_names.h"
 #include "weights/config_detect.h"
 #include "weights/error.h"
+#include "weights/finite_check.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
 #include "weights/tensor_check.h"
@@ -135,6 +136,11 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     const auto &ct = ck->tensors()[it->second];
     if (ct.dtype != "F32") converted_dtypes.insert(ct.dtype);
     data.push_back(ck->read_f32(it->second));
+    // A NaN or Inf weight would make every answer NaN: refuse it here, naming it.
+    const NonFinite bad = find_nonfinite(data.back().data(), data.back().size());
+    if (bad.count)
+      throw InputError(input + ": tensor '" + spec.name + "' holds " + describe_nonfinite(bad, data.back().data()) +
+                       "; a model with such weights cannot give finite answers");
     out.push_back({spec.name, spec.shape, data.back().data()});
     rep.parameters += static_cast<int64_t>(data.back().size());
   }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -17,6 +18,8 @@
 
 #include "weights/error.h"
 #include "weights/file_access.h"
+#include "weights/finite_check.h"
+#include "weights/checksum.h"
 #include "weights/file_kind.h"
 #include "weights/safetensors_header.h"
 
@@ -37,6 +40,58 @@ int64_t checked_numel(const std::string &path, const std::string &name, const st
     n *= d;
   }
   return n;
+}
+
+// Tensors lie inside the data area (parse_safetensors_header checks that)
+// and must not overlap: FORMAT.md lays them out back to back.
+void check_layout(const std::string &path, const SafetensorsHeader &h) {
+  std::vector<const SafetensorsEntry *> by_offset;
+  by_offset.reserve(h.entries.size());
+  for (const auto &e : h.entries)
+    if (e.end > e.begin) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const SafetensorsEntry *a, const SafetensorsEntry *b) { return a->begin < b->begin; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i]->begin < by_offset[i - 1]->end)
+      fail(path, "tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap in the data area");
+}
+
+// True when the header carries its checksum (format version 2), after
+// checking it; false for files written before checksums existed.
+bool verify_header_checksum(const std::string &path, const unsigned char *bytes, const SafetensorsHeader &h) {
+  std::string text(reinterpret_cast<const char *>(bytes + 8), h.data_start - 8);
+  const size_t at = header_checksum_position(path, text);
+  if (at == std::string::npos) return false;
+  const std::string stored = text.substr(at, 16);
+  text.replace(at, 16, kChecksumPlaceholder);
+  if (checksum_hex(text.data(), text.size()) != stored)
+    fail(path, "the header fails its checksum: its metadata, shapes or offsets were changed or damaged after the "
+               "file was written (re-convert the checkpoint)");
+  return true;
+}
+
+// The per-tensor checksums of a checked header: exactly one per tensor.
+std::map<std::string, std::string> tensor_checksums(const std::string &path,
+                                                    const std::map<std::string, std::string> &metadata,
+                                                    const SafetensorsHeader &h) {
+  auto algorithm = metadata.find("checksum_algorithm");
+  if (algorithm == metadata.end() || algorithm->second != kChecksumAlgorithm)
+    fail(path, std::string("metadata 'checksum_algorithm' is not '") + kChecksumAlgorithm + "'");
+  auto listed = metadata.find("tensor_checksums");
+  if (listed == metadata.end()) fail(path, "metadata has a header checksum but no 'tensor_checksums'");
+  const nlohmann::json j = nlohmann::json::parse(listed->second, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) fail(path, "metadata 'tensor_checksums' is not a JSON object");
+  std::map<std::string, std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_string()) fail(path, "the checksum of tensor '" + it.key() + "' is not a string");
+    out[it.key()] = it.value().get<std::string>();
+  }
+  for (const auto &e : h.entries)
+    if (!out.count(e.name)) fail(path, "tensor '" + e.name + "' has no checksum in 'tensor_checksums'");
+  if (out.size() != h.entries.size())
+    fail(path, "'tensor_checksums' lists " + std::to_string(out.size()) + " tensors but the file holds " +
+                   std::to_string(h.entries.size()));
+  return out;
 }
 
 } // namespace
@@ -69,6 +124,10 @@ ModelFile ModelFile::open(const std::string &path) {
   if (!kind.empty()) fail(path, kind);
   SafetensorsHeader h = parse_safetensors_header(path, bytes, size);
   mf.metadata_ = std::move(h.metadata);
+  check_layout(path, h);
+  mf.has_checksums_ = verify_header_checksum(path, bytes, h);
+  const std::map<std::string, std::string> checksums =
+      mf.has_checksums_ ? tensor_checksums(path, mf.metadata_, h) : std::map<std::string, std::string>{};
   for (auto &e : h.entries) {
     if (e.dtype != "F32")
       fail(path, "tensor '" + e.name + "' has dtype " + e.dtype +
@@ -77,6 +136,12 @@ ModelFile ModelFile::open(const std::string &path) {
     // written by write_model_file always are (the header is padded to 8).
     if ((h.data_start + e.begin) % 4 != 0)
       fail(path, "tensor '" + e.name + "' data is not 4-byte aligned (header not padded to a multiple of 8?)");
+    const unsigned char *data = bytes + h.data_start + e.begin;
+    if (mf.has_checksums_ && checksum_hex(data, e.end - e.begin) != checksums.at(e.name))
+      fail(path, "tensor '" + e.name + "' fails its checksum: its data was changed or damaged after the file was "
+                 "written (re-convert the checkpoint)");
+    const NonFinite bad = find_nonfinite(reinterpret_cast<const float *>(data), static_cast<size_t>(e.numel));
+    if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
     TensorView tv;
     tv.name = std::move(e.name);
     tv.shape = std::move(e.shape);
@@ -90,7 +155,7 @@ ModelFile ModelFile::open(const std::string &path) {
 
 ModelFile::ModelFile(ModelFile &&o) noexcept
     : path_(std::move(o.path_)), map_(o.map_), size_(o.size_), metadata_(std::move(o.metadata_)),
-      tensors_(std::move(o.tensors_)), index_(std::move(o.index_)) {
+      tensors_(std::move(o.tensors_)), index_(std::move(o.index_)), has_checksums_(o.has_checksums_) {
   o.map_ = nullptr;
   o.size_ = 0;
 }
@@ -104,6 +169,7 @@ ModelFile &ModelFile::operator=(ModelFile &&o) noexcept {
     metadata_ = std::move(o.metadata_);
     tensors_ = std::move(o.tensors_);
     index_ = std::move(o.index_);
+    has_checksums_ = o.has_checksums_;
     o.map_ = nullptr;
     o.size_ = 0;
   }
@@ -130,15 +196,12 @@ const TensorView *ModelFile::find(const std::string &name) const {
 
 void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,
                       const std::vector<TensorToWrite> &tensors) {
-  // Build and validate the header before creating any file.
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) {
-    nlohmann::ordered_json md = nlohmann::ordered_json::object();
-    for (const auto &kv : metadata) md[kv.first] = kv.second;
-    header["__metadata__"] = std::move(md);
-  }
+  // Build and validate the header before creating any file. Tensors first:
+  // their checksums go into the metadata, which goes first in the header.
   std::set<std::string> names;
   std::vector<uint64_t> bytes_of;
+  nlohmann::ordered_json entries = nlohmann::ordered_json::object();
+  nlohmann::ordered_json checksums = nlohmann::ordered_json::object();
   uint64_t offset = 0;
   for (const auto &t : tensors) {
     if (t.name.empty() || t.name == "__metadata__") fail(path, "cannot write a tensor named '" + t.name + "'");
@@ -151,13 +214,24 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
     e["dtype"] = "F32";
     e["shape"] = t.shape;
     e["data_offsets"] = {offset, offset + nbytes};
-    header[t.name] = std::move(e);
+    entries[t.name] = std::move(e);
+    checksums[t.name] = checksum_hex(t.data, nbytes);
     bytes_of.push_back(nbytes);
     offset += nbytes;
   }
+  nlohmann::ordered_json md = nlohmann::ordered_json::object();
+  for (const auto &kv : metadata) md[kv.first] = kv.second;
+  md["checksum_algorithm"] = kChecksumAlgorithm;
+  md["tensor_checksums"] = checksums.dump();
+  md[kHeaderChecksumKey] = kChecksumPlaceholder;
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  header["__metadata__"] = std::move(md);
+  for (auto it = entries.begin(); it != entries.end(); ++it) header[it.key()] = std::move(it.value());
   std::string text = header.dump();
   // Padding to 8 keeps every F32 tensor aligned in the mapping (offsets are multiples of 4).
   text.append((8 - text.size() % 8) % 8, ' ');
+  // The header checksum covers the padded text with the placeholder in its place.
+  text.replace(header_checksum_position(path, text), 16, checksum_hex(text.data(), text.size()));
   unsigned char len_le[8];
   for (int i = 0; i < 8; ++i) len_le[i] = static_cast<unsigned char>(static_cast<uint64_t>(text.size()) >> (8 * i));
 

@@ -38,6 +38,9 @@ class ModelFile {
   const std::vector<TensorView> &tensors() const { return tensors_; }
   // nullptr when absent.
   const TensorView *find(const std::string &name) const;
+  // Whether the file carries checksums (format version 2); open() has
+  // verified them, and every F32 tensor is free of NaN and Inf either way.
+  bool has_checksums() const { return has_checksums_; }
 
  private:
   ModelFile() = default;
@@ -47,6 +50,7 @@ class ModelFile {
   std::map<std::string, std::string> metadata_;
   std::vector<TensorView> tensors_;
   std::map<std::string, size_t> index_;
+  bool has_checksums_ = false;
 };
 
 // A tensor to write: F32 data, row-major.
@@ -56,8 +60,9 @@ struct TensorToWrite {
   const float *data = nullptr;
 };
 
-// Writes a model file in the safetensors layout (header padded to 8 bytes),
-// atomically (temporary file + rename). Throws pola::InputError on I/O errors.
+// Writes a model file in the safetensors layout (header padded to 8 bytes)
+// with the checksums of format version 2 added to `metadata`, by the rules of
+// weights/file_access.h. Throws pola::InputError on I/O errors.
 void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,
                       const std::vector<TensorToWrite> &tensors);
 

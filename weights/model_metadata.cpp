@@ -1,5 +1,8 @@
 #include "weights/model_metadata.h"
 
+#include <cstdio>
+#include <mutex>
+
 #include "model/config_json.h"
 #include "model/preprocess_defaults.h"
 #include "weights/error.h"
@@ -43,9 +46,22 @@ void check_model_format(const ModelFile &f) {
   if (f.metadata_at("format") != kFormatName)
     throw InputError(f.path() + ": metadata format is '" + f.metadata_at("format") + "', not '" + kFormatName +
                      "' (convert checkpoints with `pola convert`)");
-  if (f.metadata_at("format_version") != std::to_string(kFormatVersion))
-    throw InputError(f.path() + ": format_version " + f.metadata_at("format_version") + " is not supported (this build reads " +
-                     std::to_string(kFormatVersion) + ")");
+  const std::string &version = f.metadata_at("format_version");
+  if (version == std::to_string(kFormatVersion)) {
+    if (!f.has_checksums())
+      throw InputError(f.path() + ": format_version " + version + " requires checksums, but the header has none "
+                       "(the file was damaged or edited)");
+    return;
+  }
+  if (version != std::to_string(kOldestFormatVersion))
+    throw InputError(f.path() + ": format_version " + version + " is not supported (this build reads " +
+                     std::to_string(kOldestFormatVersion) + " and " + std::to_string(kFormatVersion) + ")");
+  // Once per process: a batch tool that opens the same old file per image must not flood stderr.
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    std::fprintf(stderr, "pola: warning: %s: format version 1 has no checksums, so damage cannot be detected; "
+                 "re-convert it (`pola convert %s -o NEW.pola`) to add them\n", f.path().c_str(), f.path().c_str());
+  });
 }
 
 ModelConfig read_model_config(const ModelFile &f) {

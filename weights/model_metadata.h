@@ -14,7 +14,10 @@
 namespace pola::weights {
 
 constexpr const char *kFormatName = "polaformer";
-constexpr int kFormatVersion = 1;
+// Version 2 added checksums (and BF16 storage; FORMAT.md). Version 1 files,
+// written before checksums existed, still load, with a one-line warning.
+constexpr int kFormatVersion = 2;
+constexpr int kOldestFormatVersion = 1;
 
 // `preprocess` defaults to preprocess_for(config) (model/preprocess_defaults.h).
 std::map<std::string, std::string> make_metadata(const ModelConfig &config, const std::string &arch,

@@ -5,13 +5,17 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "weights/error.h"
 
 namespace pola::weights {
 namespace {
 
-using Json = nlohmann::ordered_json; // keeps the file's tensor order
+// A plain (tree-map) json: nlohmann's ordered_json finds keys by linear
+// search (O(n^2) for n entries); the file's tensor order is recorded by the
+// streaming pass below instead.
+using Json = nlohmann::json;
 
 // A model header is a few hundred kB; anything near this cap is not a model.
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
@@ -19,6 +23,10 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 // Deeper JSON is rejected while parsing, before it is built in memory.
 constexpr int kMaxJsonDepth = 8;
 constexpr size_t kMaxRank = 16;
+// Entries (tensors) a header may list: the released models have under 1,000,
+// so 100,000 leaves room for any real model and bounds the work for a hostile
+// header (weights/FORMAT.md states this limit).
+constexpr size_t kMaxEntries = 100000;
 
 [[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
 
@@ -39,33 +47,63 @@ bool as_nonneg_int64(const Json &j, int64_t *out) {
   return false;
 }
 
-// Parses the header text, rejecting duplicate top-level names and deep
-// nesting during the parse (a JSON object keeps only one of two duplicates,
-// so the check cannot be done afterwards).
-Json parse_json(const std::string &path, const char *begin, const char *end) {
-  std::string duplicate;
-  bool too_deep = false;
-  std::set<std::string> seen;
-  Json::parser_callback_t cb = [&](int depth, Json::parse_event_t ev, Json &parsed) {
-    if (depth > kMaxJsonDepth) {
-      too_deep = true;
-      return false; // discard instead of building
-    }
-    if (ev == Json::parse_event_t::key && depth == 1) {
-      const auto &k = parsed.get_ref<const std::string &>();
-      if (!seen.insert(k).second && duplicate.empty()) duplicate = k;
-    }
+// A first, streaming pass over the header text: nesting depth, duplicate and
+// counted top-level names, and their order, before any tree is built. (The
+// DOM parser's filter callback cannot do this: on every closing brace it
+// scans the enclosing object for discarded members, so a header of n entries
+// cost O(n^2), hours for a 95 MB header.)
+class HeaderScan : public nlohmann::json_sax<Json> {
+ public:
+  std::vector<std::string> order;  // top-level names in file order
+  std::string problem;             // set when the scan stops early
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_object() override { return leave(); }
+  bool end_array() override { return leave(); }
+  bool key(string_t &name) override {
+    if (depth_ != 1) return true;
+    if (!seen_.insert(name).second) return stop("tensor name '" + name + "' appears more than once in the header");
+    if (order.size() > kMaxEntries)  // one more than the limit: __metadata__
+      return stop("header lists more than " + std::to_string(kMaxEntries) + " tensors, the most a model file may hold");
+    order.push_back(name);
     return true;
-  };
-  Json j;
-  try {
-    j = Json::parse(begin, end, cb, /*allow_exceptions=*/true);
-  } catch (const nlohmann::json::exception &e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
   }
-  if (too_deep) fail(path, "header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  if (!duplicate.empty()) fail(path, "tensor name '" + duplicate + "' appears more than once in the header");
+  bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &e) override {
+    return stop(std::string("header is not valid JSON: ") + e.what());
+  }
+
+ private:
+  bool enter() {
+    return ++depth_ <= kMaxJsonDepth || stop("header JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+  bool stop(std::string why) {
+    if (problem.empty()) problem = std::move(why);
+    return false;
+  }
+  int depth_ = 0;
+  std::set<std::string> seen_;
+};
+
+// Parses the header text after the streaming checks above; `order` receives
+// the top-level names in file order.
+Json parse_json(const std::string &path, const char *begin, const char *end, std::vector<std::string> &order) {
+  HeaderScan scan;
+  if (!Json::sax_parse(begin, end, &scan)) fail(path, scan.problem.empty() ? "header is not valid JSON" : scan.problem);
+  Json j = Json::parse(begin, end, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) fail(path, "header is not a JSON object");
+  order = std::move(scan.order);
   return j;
 }
 
@@ -93,14 +131,15 @@ SafetensorsHeader parse_safetensors_header(const std::string &path, const unsign
   if (header_len < 2) fail(path, "header is too short to be a JSON object");
 
   const char *text = reinterpret_cast<const char *>(bytes + 8);
-  Json j = parse_json(path, text, text + header_len);
+  std::vector<std::string> order;
+  Json j = parse_json(path, text, text + header_len, order);
 
   SafetensorsHeader h;
   h.data_start = 8 + header_len;
   const uint64_t data_size = size - h.data_start;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string &name = it.key();
-    const Json &e = it.value();
+  h.entries.reserve(order.size());
+  for (const std::string &name : order) {
+    const Json &e = j.at(name);
     if (name == "__metadata__") {
       if (!e.is_object()) fail(path, "__metadata__ is not a JSON object");
       for (auto m = e.begin(); m != e.end(); ++m) {

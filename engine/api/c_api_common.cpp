@@ -7,6 +7,7 @@ extern "C" {
 POLA_API pola_options pola_default_options(void) {
   pola_options o;
   o.threads = 0;
+  o.allow_nonfinite = 0;
   return o;
 }
 

@@ -21,6 +21,7 @@ POLA_API pola_status pola_model_load(const char *path, const pola_options *optio
     handle->path = path;
     pola::ModelOptions mo;
     mo.threads = opt.threads;
+    mo.allow_nonfinite = opt.allow_nonfinite != 0;
     handle->model = pola::Model::load(path, mo);
     handle->class_names = handle->model->class_names();
     try {

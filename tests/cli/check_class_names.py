@@ -24,6 +24,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+import model_integrity  # noqa: E402  (re-seals edited files: format version 2)
 import safetensors_io  # noqa: E402
 
 MODELS = os.path.join(HERE, "..", "..", "models")
@@ -38,7 +39,7 @@ def check(cond, what, detail=""):
 
 def with_classes(src, dst, classes_text):
     tensors, meta = safetensors_io.load_file(src)
-    safetensors_io.save_file(dst, tensors, dict(meta, classes=classes_text))
+    model_integrity.save_model_file(dst, tensors, dict(meta, classes=classes_text))
 
 
 def main():

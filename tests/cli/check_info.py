@@ -20,6 +20,7 @@ import tempfile
 from cli_fixtures import make_fixtures
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import model_integrity  # noqa: E402  (re-seals edited files: format version 2)
 import safetensors_io  # noqa: E402  (independent reader/writer: struct + json + numpy)
 
 failures = []
@@ -47,7 +48,7 @@ def relabelled_copy(src, dst):
     pre = json.loads(meta["preprocess"])
     pre.update(resize=pre["crop"] + 7, mean=[0.125, 0.375, 0.625], std=[0.0625, 0.1875, 0.3125])
     meta = dict(meta, classes=json.dumps(names), preprocess=json.dumps(pre))
-    safetensors_io.save_file(dst, tensors, meta)
+    model_integrity.save_model_file(dst, tensors, meta)
     return names, pre
 
 

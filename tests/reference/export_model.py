@@ -10,6 +10,7 @@ import json
 import numpy as np
 import torch
 
+import model_integrity
 import safetensors_io
 from pola_config import PRESETS, validate_config
 
@@ -52,7 +53,7 @@ def export_metadata(cfg, arch=None, preprocess=None, classes=None):
         raise ValueError(f"{len(classes)} class names for {cfg['num_classes']} classes")
     return {
         "format": "polaformer",
-        "format_version": "1",
+        "format_version": "2",
         "arch": arch if arch in PRESETS else "custom",
         "config": json.dumps(cfg),
         "preprocess": json.dumps(preprocess or default_preprocess(cfg)),
@@ -61,8 +62,7 @@ def export_metadata(cfg, arch=None, preprocess=None, classes=None):
 
 
 def export_model(path, state_dict, cfg, arch=None, preprocess=None, classes=None):
-    safetensors_io.save_file(path, export_tensors(state_dict),
-                             export_metadata(cfg, arch, preprocess, classes))
+    model_integrity.save_model_file(path, export_tensors(state_dict), export_metadata(cfg, arch, preprocess, classes))
 
 
 def read_model_file(path):

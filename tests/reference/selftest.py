@@ -330,7 +330,7 @@ def exported_model_file_round_trip():
             export_model(path, model.state_dict(), cfg, arch=name)
             tensors, cfg_back, meta = read_model_file(path)
             assert cfg_back == cfg, "config changed"
-            assert meta["format_version"] == "1" and meta["arch"] == "custom"
+            assert meta["format_version"] == "2" and meta["arch"] == "custom"
             assert all(isinstance(v, str) for v in meta.values())
             assert len(json.loads(meta["classes"])) == cfg["num_classes"]
             assert json.loads(meta["preprocess"])["crop"] == cfg["img_size"]

@@ -26,6 +26,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 
+import model_integrity  # noqa: E402
 from pola_config import get_config  # noqa: E402
 from polaformer_ref import build_model  # noqa: E402
 from randomize import randomize  # noqa: E402
@@ -94,9 +95,14 @@ def check_converted(out, state_dict, cfg, arch, label):
     except AssertionError as e:
         check(False, f"{label}: output violates the format: {e}")
         return
-    check(set(meta) == {"format", "format_version", "arch", "config", "preprocess", "classes"},
-          f"{label}: metadata keys {sorted(meta)}")
-    check(meta.get("format") == "polaformer" and meta.get("format_version") == "1", f"{label}: format/version")
+    check(set(meta) == {"format", "format_version", "arch", "config", "preprocess", "classes", "checksum_algorithm",
+                        "tensor_checksums", "header_checksum"}, f"{label}: metadata keys {sorted(meta)}")
+    check(meta.get("format") == "polaformer" and meta.get("format_version") == "2", f"{label}: format/version")
+    try:
+        model_integrity.verify(out)  # the C++ writer's checksums, recomputed independently
+        check(True, f"{label}: checksums verify")
+    except ValueError as e:
+        check(False, f"{label}: {e}")
     check(meta.get("arch") == arch, f"{label}: arch {meta.get('arch')} != {arch}")
     check(json.loads(meta.get("config", "{}")) == cfg, f"{label}: config {meta.get('config')} != {cfg}")
     pre = json.loads(meta.get("preprocess", "{}"))
@@ -149,7 +155,7 @@ def test_models(pola, work):
                     j = json.loads(info)
                     n_params = sum(v.numel() for k, v in sd.items() if not k.endswith(DROPPED_SUFFIXES))
                     check(j["arch"] == arch and j["parameters"] == n_params and j["config"] == cfg
-                          and j["format_version"] == "1" and j["file_bytes"] == os.path.getsize(out),
+                          and j["format_version"] == "2" and j["file_bytes"] == os.path.getsize(out),
                           f"{label}: info {j}")
             print("ok" if rc == 0 else "FAILED", label)
         if name == "reduced_pvt_basic":

@@ -67,6 +67,9 @@ typedef struct pola_model pola_model;
  * added later get their defaults. */
 typedef struct pola_options {
   int threads; /* worker threads per run; 0 (default) = all available cores */
+  /* 0 (default): an input holding NaN or Inf is refused (POLA_ERROR_INPUT),
+   * and so is a run whose logits are not all finite. 1: both pass through. */
+  int allow_nonfinite;
 } pola_options;
 
 POLA_API pola_options pola_default_options(void);

@@ -1,0 +1,23 @@
+// Finding NaN and Inf in float data: model weights at conversion and load,
+// inputs and logits at run time (weights/FORMAT.md, issue 18). One pass over
+// the bits, no branches in the loop, so the compiler vectorises it; the cost
+// is measured in the closing note of issue 18.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace pola::weights {
+
+struct NonFinite {
+  size_t count = 0;
+  size_t first = 0;  // index of the first non-finite value (when count > 0)
+};
+
+NonFinite find_nonfinite(const float *data, size_t n);
+
+// "3 non-finite values (NaN or Inf), the first at index 17 (nan)" for messages.
+std::string describe_nonfinite(const NonFinite &nf, const float *data);
+
+} // namespace pola::weights
