@@ -82,7 +82,14 @@ def model_and_checkpoint_seeds(out, work):
     for name, cfg in (("tiny_pvt", TINY_PVT), ("tiny_swin", TINY_SWIN)):
         d = os.path.join(work, name)
         make_case(cfg, d)
-        shutil.copy(os.path.join(d, "model.pola"), os.path.join(out, "model_file", name + ".pola"))
+        # Both format versions: version 2 (checksums, what the tools write now) and version 1 (what
+        # older files are, and what the hostile-input fixtures edit without re-sealing).
+        shutil.copy(os.path.join(d, "model.pola"), os.path.join(out, "model_file", name + "_v2.pola"))
+        tensors, meta = safetensors_io.load_file(os.path.join(d, "model.pola"))
+        for key in ("checksum_algorithm", "tensor_checksums", "header_checksum"):
+            meta.pop(key)
+        meta["format_version"] = "1"
+        safetensors_io.save_file(os.path.join(out, "model_file", name + ".pola"), tensors, meta)
         shutil.copy(os.path.join(d, "checkpoint_bare.pth"), os.path.join(out, "checkpoint", name + "_bare.pth"))
         shutil.copy(os.path.join(d, "checkpoint.safetensors"), os.path.join(out, "checkpoint", name + ".safetensors"))
         write(os.path.join(out, "torch_pickle", name + "_bare.pkl"), data_pkl(os.path.join(d, "checkpoint_bare.pth")))
