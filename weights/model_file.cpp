@@ -131,7 +131,7 @@ ModelFile ModelFile::open(const std::string &path) {
   for (auto &e : h.entries) {
     if (e.dtype == "BF16")
       fail(path, "tensor '" + e.name + "' is stored as BF16, which format version 2 reserves for bf16 storage; "
-                 "this build reads F32 model files only");
+                 "this build reads only F32 model files");
     if (e.dtype != "F32")
       fail(path, "tensor '" + e.name + "' has dtype " + e.dtype +
                      "; only F32 model files are supported (convert the checkpoint with `pola convert`)");
