@@ -101,12 +101,15 @@ void bench(const BenchArgs &a) {
   const double peak = a.peak > 0 ? a.peak : measure_peak_gflops(model->threads());
   const double rss = pola::app::peak_rss_mb();
   const char *isa = pola::kernels::isa_name(pola::kernels::active().isa);
+  const auto arena = model->arena_sizes(a.batch);
+  const double arena_mb = arena.planned_bytes / 1e6, tensors_mb = arena.tensor_bytes / 1e6;
 
   if (a.json) {
     nlohmann::json j{{"model", a.model}, {"arch", cfg.arch}, {"batch", a.batch}, {"threads", model->threads()},
                      {"runs", a.runs}, {"median_ms", median}, {"p90_ms", p90},
                      {"images_per_s", a.batch / (median / 1e3)}, {"gflop_per_run", gflop}, {"gflops", gflops},
-                     {"peak_gflops", peak}, {"peak_share", gflops / peak}, {"peak_rss_mb", rss}, {"isa", isa},
+                     {"peak_gflops", peak}, {"peak_share", gflops / peak}, {"peak_rss_mb", rss},
+                     {"arena_planned_mb", arena_mb}, {"arena_tensors_mb", tensors_mb}, {"isa", isa},
                      {"commit", POLA_GIT_COMMIT}};
     if (a.profile) {
       nlohmann::json nodes = nlohmann::json::array();
@@ -122,7 +125,8 @@ void bench(const BenchArgs &a) {
   std::printf("throughput %.1f images/s\n", a.batch / (median / 1e3));
   std::printf("compute    %.2f GFLOP per run, %.1f GFLOP/s = %.1f%% of the measured fp32 GEMM peak (%.0f GFLOP/s)\n",
               gflop, gflops, 100 * gflops / peak, peak);
-  std::printf("memory     peak RSS %.1f MB\n", rss);
+  std::printf("memory     peak RSS %.1f MB; arena %.2f MB planned (sum of tensors %.2f MB)\n", rss, arena_mb,
+              tensors_mb);
   if (a.profile) {
     // Per node (mean over runs), then per kind of node (the name's last part).
     double total = 0;

@@ -45,11 +45,12 @@ void run_command(const std::string &model_path, const std::string &input_path, c
                              (ec ? " (" + ec.message() + ")" : std::string(" (it exists and is not one)")));
     dumper = [&](const pola::Node &node, double) {
       if (!node.has_output) return;
+      // Copied now: the arena plan lets later tensors reuse this memory.
       const auto &v = node.output;
       std::vector<float> dense(v.rows * v.cols);
       for (int64_t r = 0; r < v.rows; ++r)
-        for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.data()[r * v.ld + c];
-      pola::io::write_npy(dump_dir + "/" + node.name + ".npy", v.shape, dense.data());
+        for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.ptr()[r * v.ld + c];
+      pola::io::write_npy(dump_dir + "/" + node.name + ".npy", node.output_shape, dense.data());
     };
   }
   std::vector<float> logits(batch * cfg.num_classes);

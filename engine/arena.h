@@ -1,34 +1,37 @@
-// A per-plan memory arena: the model builder reserves named slots while it
-// builds the graph (each reservation only grows a slot's size), then the arena
-// allocates all of them in one block. Running the graph allocates nothing.
+// The graph's activation memory: one 64-byte aligned block, laid out from
+// tensor lifetimes (ggml-alloc style) so that tensors never alive at the same
+// node share bytes. Planning happens once per plan; running allocates nothing.
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <memory>
-#include <string>
+#include <vector>
 
 namespace pola {
 
-struct Slot {
-  std::string name;
-  size_t floats = 0;      // capacity requested so far
-  float *ptr = nullptr;   // valid after Arena::allocate()
+// A tensor's size and the nodes it is alive over, [first, last] inclusive.
+struct TensorLifetime {
+  size_t bytes = 0;
+  size_t first = 0, last = 0;
 };
+
+struct ArenaLayout {
+  std::vector<size_t> offsets;  // bytes from the block's start, per tensor, 64-byte aligned
+  size_t peak_bytes = 0;        // the block's size
+  size_t sum_bytes = 0;         // what one buffer per tensor would need
+};
+
+// Places the largest tensors first, each in the smallest gap (best fit) left
+// by the already placed tensors whose lifetimes overlap its own.
+ArenaLayout plan_arena(const std::vector<TensorLifetime> &tensors);
 
 class Arena {
  public:
-  // Returns the slot called `name`, growing it to hold at least `floats`.
-  // Pointers to slots stay valid for the arena's lifetime.
-  Slot *reserve(const std::string &name, size_t floats);
-  // Allocates every slot (64-byte aligned). Call once, after building.
-  void allocate();
+  void allocate(size_t bytes);  // once
+  char *base() const { return static_cast<char *>(block_.get()); }
   size_t bytes() const { return bytes_; }
-  // What allocate() will ask for, so callers can refuse absurd plans first.
-  size_t planned_bytes() const;
 
  private:
-  std::deque<Slot> slots_;
   struct FreeDeleter { void operator()(void *p) const; };
   std::unique_ptr<void, FreeDeleter> block_;
   size_t bytes_ = 0;

@@ -1,47 +1,71 @@
 // The graph executor: an ordered list of named nodes built once per input
-// shape. Every node may expose its output as a token tensor so any
-// intermediate can be dumped by name and compared with the reference.
+// shape. Every node declares the tensors it reads and writes, so the graph
+// can check its own order (a read follows a write; a tensor is rewritten only
+// in place), place tensors in one arena by lifetime, and let an observer see
+// a node's output tensor by name (dumps, profiles, attention maps).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/arena.h"
+#include "engine/tensor.h"
 
 namespace pola {
 
-// A 2-D view (rows x cols, row stride ld) into an arena slot, reported to
-// observers with its logical shape (e.g. batch, tokens, channels).
-struct TensorView2D {
-  Slot *slot = nullptr;
-  size_t offset = 0;
-  int64_t rows = 0, cols = 0, ld = 0;
-  std::vector<int64_t> shape;
-  const float *data() const { return slot->ptr + offset; }
+// What a node touches. A node that writes a tensor some earlier node wrote
+// must read it too (x += f(x)): that is the only way a value is replaced.
+struct Edges {
+  std::vector<TensorView> reads, writes;
 };
 
 struct Node {
   std::string name;
   std::function<void()> run;
+  std::vector<const Tensor *> reads, writes;
+  // Shown to observers, right after the node runs: the tensor is valid then
+  // (it may share memory with later tensors, so observers copy what they keep).
   bool has_output = false;
-  TensorView2D output;
+  TensorView output;
+  std::vector<int64_t> output_shape;  // logical, e.g. (batch, tokens, channels)
 };
 
-// Called after each node that has an output (dumping, profiling).
+// Called after each node (dumping, profiling).
 using NodeObserver = std::function<void(const Node &node, double seconds)>;
 
 class Graph {
  public:
-  void add(std::string name, std::function<void()> run);
-  void add(std::string name, std::function<void()> run, TensorView2D output);
+  // A new dense rows x cols tensor; names are unique within a graph.
+  TensorView tensor(const std::string &name, int64_t rows, int64_t cols);
+  void add(std::string name, Edges edges, std::function<void()> run);
+  void add(std::string name, Edges edges, std::function<void()> run, TensorView output,
+           std::vector<int64_t> output_shape);
+  // Keeps `t` alive after the last node (e.g. the logits the caller copies).
+  void keep_to_end(const TensorView &t);
+
+  // Checks the edges and lays out the arena; throws std::logic_error naming
+  // the node and tensor of a bad order. Call once, after building.
+  void plan();
+  size_t planned_bytes() const { return layout_.peak_bytes; }
+  size_t tensor_bytes() const { return layout_.sum_bytes; }  // without sharing
+  // Allocates the planned arena and points every tensor into it.
+  void allocate();
+
   void run(const NodeObserver *observer = nullptr) const;
   const std::vector<Node> &nodes() const { return nodes_; }
 
  private:
+  std::deque<Tensor> tensors_;  // stable addresses: views point here
+  std::unordered_set<std::string> tensor_names_;
+  std::vector<const Tensor *> kept_to_end_;
   std::vector<Node> nodes_;
+  ArenaLayout layout_;
+  Arena arena_;
 };
 
 } // namespace pola

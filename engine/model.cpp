@@ -51,12 +51,13 @@ std::unique_ptr<Plan> Model::build(int batch) {
   // windows of one token need almost no weights for 2^30 tokens): refuse
   // absurd ones before allocating. The released models need under 100 MB per image.
   constexpr size_t kMaxArenaBytesPerImage = size_t{2} << 30;
-  const size_t planned = plan->arena.planned_bytes();
+  plan->graph.plan();
+  const size_t planned = plan->graph.planned_bytes();
   if (planned / static_cast<size_t>(batch) > kMaxArenaBytesPerImage)
     throw InputError(weights_.file().path() + ": the model config needs " + std::to_string(planned >> 20) +
                      " MB of activations for " + std::to_string(batch) + " image(s), more than the " +
                      std::to_string(kMaxArenaBytesPerImage >> 20) + " MB per image this engine allows");
-  plan->arena.allocate();
+  plan->graph.allocate();
   return plan;
 }
 
@@ -93,7 +94,7 @@ void Model::run(const float *input, int batch, float *logits, const NodeObserver
   plan->input = input;
   plan->graph.run(observer);
   plan->stream.wait();
-  std::memcpy(logits, plan->logits->ptr, sizeof(float) * batch * cfg_.num_classes);
+  std::memcpy(logits, plan->logits.ptr(), sizeof(float) * batch * cfg_.num_classes);
   if (!allow_nonfinite_) refuse_nonfinite_logits(input, batch, logits);
 }
 
@@ -118,6 +119,14 @@ void Model::refuse_nonfinite_logits(const float *input, int batch, const float *
                    std::to_string(bad.first / cfg_.num_classes) + ", class " +
                    std::to_string(bad.first % cfg_.num_classes) + "; the input's largest magnitude is " +
                    std::to_string(largest) + ", beyond what float32 arithmetic through this model can hold");
+}
+
+Model::ArenaSizes Model::arena_sizes(int batch) {
+  ScopedOmpThreads team(threads_);
+  auto plan = acquire(batch);
+  ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes()};
+  release(std::move(plan));
+  return sizes;
 }
 
 } // namespace pola

@@ -46,6 +46,12 @@ class Model {
   // The observer, if given, sees every named node (dumps, profiles).
   void run(const float *input, int batch, float *logits, const NodeObserver *observer = nullptr);
 
+  // The activation arena of the plan for `batch` images: its planned size
+  // (tensors whose lifetimes do not overlap share memory) and the sum of
+  // all its tensors (one buffer each).
+  struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0; };
+  ArenaSizes arena_sizes(int batch);
+
  private:
   Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
   void refuse_nonfinite_input(const float *input, int batch) const;

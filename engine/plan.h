@@ -1,4 +1,4 @@
-// A plan: the graph of one model for one batch size, with its arena and its
+// A plan: the graph of one model for one batch size (with its arena) and its
 // oneDNN primitives, built once and reused. A plan is used by one thread at a
 // time; the model keeps a pool of them so several threads can run at once.
 #pragma once
@@ -8,7 +8,6 @@
 
 #include <dnnl.hpp>
 
-#include "engine/arena.h"
 #include "engine/graph.h"
 
 namespace pola {
@@ -16,11 +15,10 @@ namespace pola {
 struct Plan {
   int batch = 1;
   int threads = 1;
-  Arena arena;
   Graph graph;
   dnnl::stream stream;
   const float *input = nullptr;       // (batch, in_chans, img, img), set before each run
-  Slot *logits = nullptr;             // (batch, num_classes)
+  TensorView logits;                  // (batch, num_classes), kept to the end of the graph
   std::vector<std::shared_ptr<void>> keep_alive; // primitives the graph's nodes use
 };
 

@@ -7,13 +7,13 @@ namespace pola::attention_map {
 namespace {
 
 // Copies `rows` rows of columns [col, col + cols) of a node's output.
-std::vector<float> copy_columns(const TensorView2D &v, int64_t rows, int64_t col, int64_t cols) {
+std::vector<float> copy_columns(const TensorView &v, int64_t rows, int64_t col, int64_t cols) {
   if (v.rows < rows || v.cols < col + cols)
     throw std::logic_error("node output is " + std::to_string(v.rows) + " x " + std::to_string(v.cols) +
                            ", expected at least " + std::to_string(rows) + " x " + std::to_string(col + cols));
   std::vector<float> out(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = v.data()[r * v.ld + col + c];
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = v.ptr()[r * v.ld + col + c];
   return out;
 }
 
@@ -25,8 +25,8 @@ CapturedQK capture_qk(Model &model, const float *input, const BlockLayout &L) {
   const bool pvt = L.family == Family::pvt;
   const std::string q_node = L.block + (pvt ? ".attn.qg" : ".attn.qkg");
   const std::string k_node = L.block + (pvt ? ".attn.k" : ".attn.qkg");
-  // Batch 1, so image 0's rows come first. The arena reuses these buffers
-  // for later nodes, hence the copy inside the callback.
+  // Batch 1, so image 0's rows come first. The arena plan reuses these
+  // tensors' memory for later nodes, hence the copy inside the callback.
   NodeObserver keep = [&](const Node &node, double) {
     if (!node.has_output) return;
     if (node.name == q_node) got.q = copy_columns(node.output, L.q_rows, 0, C);

@@ -3,41 +3,44 @@
 
 #include "engine/ops/conv2d.h"
 #include "engine/ops/fused_mlp.h"
+#include "engine/ops/token_ops.h"
 #include "kernels/kernels.h"
 #include "model/polarity_params.h"
 
 namespace pola::models {
 
-Rows reserve_rows(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols) {
-  Slot *s = ctx.plan.arena.reserve(name, static_cast<size_t>(rows * cols));
-  return Rows{s, 0, rows, cols, cols};
+std::vector<int64_t> token_shape(const TensorView &t, int64_t batch) {
+  if (t.rows == batch) return {batch, t.cols};
+  return {batch, t.rows / batch, t.cols};
 }
 
-TensorView2D token_view(const Rows &r, int64_t batch) {
-  TensorView2D v;
-  v.slot = r.slot;
-  v.offset = r.offset;
-  v.rows = r.rows;
-  v.cols = r.cols;
-  v.ld = r.ld;
-  // One row per image (pooled features, logits) is reported as (batch, cols).
-  if (r.rows == batch) v.shape = {batch, r.cols};
-  else v.shape = {batch, r.rows / batch, r.cols};
-  return v;
+TensorView new_tensor(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols) {
+  return ctx.plan.graph.tensor(name, rows, cols);
+}
+
+void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::function<void()> run) {
+  ctx.plan.graph.add(name, std::move(edges), std::move(run));
+}
+
+void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::function<void()> run,
+              const TensorView &output) {
+  ctx.plan.graph.add(name, std::move(edges), std::move(run), output, token_shape(output, ctx.plan.batch));
 }
 
 namespace {
 
 // The one place a matmul node is made: dst = src W^T + b with optional post-ops.
-void add_matmul_node(BuildContext &ctx, const std::string &name, const ops::LinearParams &p, const Rows &src,
-                     const Rows &dst, bool gelu, bool accumulate) {
+void add_matmul_node(BuildContext &ctx, const std::string &name, const ops::LinearParams &p, const TensorView &src,
+                     const TensorView &dst, bool gelu, bool accumulate) {
   auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, src.ld, dst.ld, gelu, accumulate}, ctx.packed);
   Plan &plan = ctx.plan;
-  plan.graph.add(name, [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); },
-                 token_view(dst, plan.batch));
+  // Accumulating into dst reads it: the in-place update of a residual stream.
+  Edges edges{{src}, {dst}};
+  if (accumulate) edges.reads.push_back(dst);
+  add_node(ctx, name, std::move(edges), [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); }, dst);
 }
 
-// Rows [first, first + count) of each range of a (rows, width) tensor, concatenated.
+// TensorView [first, first + count) of each range of a (rows, width) tensor, concatenated.
 std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<std::pair<int64_t, int64_t>> &ranges) {
   std::vector<float> out;
   for (auto &r : ranges) out.insert(out.end(), t + r.first * width, t + (r.first + r.second) * width);
@@ -61,14 +64,14 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
 
 } // namespace
 
-void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
-                const Rows &dst, bool has_bias, bool gelu, bool accumulate) {
+void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
+                const TensorView &dst, bool has_bias, bool gelu, bool accumulate) {
   add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
                      int64_t full_out, const std::vector<std::pair<int64_t, int64_t>> &row_ranges,
-                     const Rows &src, const Rows &dst) {
+                     const TensorView &src, const TensorView &dst) {
   const int64_t in = src.cols;
   const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
   const float *b = ctx.weights.get(prefix + ".bias", {full_out});
@@ -83,25 +86,28 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
-                    const ops::PatchGrid &grid, const float *const *src_ptr, const Rows *src_rows,
-                    const Rows &dst) {
+                    const ops::PatchGrid &grid, const float *const *src_ptr, const TensorView *src_rows,
+                    const TensorView &dst) {
   const int64_t p = grid.patch, k = grid.row_width(), rows = grid.batch * grid.out_h() * grid.out_w();
   ops::LinearParams lp;
   lp.in = k;
   lp.out = dst.cols;
   lp.weight = ctx.weights.get(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
   lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
-  Rows patches = reserve_rows(ctx, "patches", rows, k);
+  TensorView patches = new_tensor(ctx, name + ".patches", rows, k);
   Plan &plan = ctx.plan;
-  Rows src_copy = src_rows ? *src_rows : Rows{};
-  plan.graph.add(name + ".patchify", [=, &plan] {
+  TensorView src_copy = src_rows ? *src_rows : TensorView{};
+  // The image batch is the graph's input, not one of its tensors.
+  Edges edges{{}, {patches}};
+  if (src_rows) edges.reads.push_back(*src_rows);
+  add_node(ctx, name + ".patchify", std::move(edges), [=, &plan] {
     ops::patchify(grid, src_ptr ? *src_ptr : src_copy.ptr(), patches.ptr(), plan.threads);
   });
   add_matmul_node(ctx, name, lp, patches, dst, false, false);
 }
 
-void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const Rows &src,
-                   const Rows &dst, float eps, bool report_output) {
+void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
+                   const TensorView &dst, float eps, bool report_output) {
   const float *gamma = ctx.weights.get(prefix + ".weight", {src.cols});
   const float *beta = ctx.weights.get(prefix + ".bias", {src.cols});
   Plan &plan = ctx.plan;
@@ -109,22 +115,22 @@ void add_layernorm(BuildContext &ctx, const std::string &name, const std::string
     kernels::active().layernorm(src.ptr(), src.ld, dst.ptr(), dst.ld, src.rows, src.cols, gamma, beta, eps,
                                 plan.threads);
   };
-  if (report_output) ctx.plan.graph.add(name, run, token_view(dst, plan.batch));
-  else ctx.plan.graph.add(name, run);
+  if (report_output) add_node(ctx, name, {{src}, {dst}}, run, dst);
+  else add_node(ctx, name, {{src}, {dst}}, run);
 }
 
-void add_mlp_residual(BuildContext &ctx, const std::string &block, const Rows &x, const Rows &xn,
-                      int64_t hidden, float eps) {
+void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorView &x, int64_t hidden, float eps) {
+  TensorView xn = new_tensor(ctx, block + ".norm2", x.rows, x.cols);
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
   if (x.rows >= ops::FusedMlp::kMinRows) {
     Plan &plan = ctx.plan;
     auto *op = ctx.make<ops::FusedMlp>(linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true),
                                        linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true),
                                        ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
-    plan.graph.add(block, [op, xn, x] { op->run(xn.ptr(), x.ptr()); }, token_view(x, plan.batch));
+    add_node(ctx, block, {{xn, x}, {x}}, [op, xn, x] { op->run(xn.ptr(), x.ptr()); }, x);
     return;
   }
-  Rows hid = reserve_rows(ctx, "hidden", x.rows, hidden);
+  TensorView hid = new_tensor(ctx, block + ".mlp.hidden", x.rows, hidden);
   add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
   add_linear(ctx, block, block + ".mlp.fc2", hid, x, true, false, true);
 }
@@ -166,7 +172,7 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
 
   Plan &plan = ctx.plan;
   PolarityCoreArgs args = a;
-  plan.graph.add(pre + ".core", [args, power, inv_scale, pos_enc, &plan] {
+  add_node(ctx, pre + ".core", {{a.q, a.k, a.v}, {a.out}}, [args, power, inv_scale, pos_enc, &plan] {
     const auto &kt = kernels::active();
     for (int64_t s = 0; s < args.sequences; ++s) {
       kernels::PolaAttnArgs k;
@@ -188,7 +194,7 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       k.threads = plan.threads;
       kt.pola_attention(k);
     }
-  }, token_view(a.out, plan.batch));
+  }, a.out);
 
   ops::Conv2dShape cs;
   cs.batch = a.sequences;
@@ -202,12 +208,23 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   cs.groups = c;
   cs.accumulate = true;
   auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias, ctx.packed);
-  plan.graph.add(pre + ".dwc", [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); },
-                 token_view(a.out, plan.batch));
-  plan.graph.add(pre + ".gate", [args, &plan] {
+  add_node(ctx, pre + ".dwc", {{a.v_full, a.out}, {a.out}},
+           [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); }, a.out);
+  add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out}}, [args, &plan] {
     kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
                                plan.threads);
-  }, token_view(a.out, plan.batch));
+  }, a.out);
+}
+
+void add_pool_and_head(BuildContext &ctx, const TensorView &tokens) {
+  const int64_t B = ctx.plan.batch, N = tokens.rows / B, C = tokens.cols;
+  TensorView pooled = new_tensor(ctx, "pooled", B, C);
+  add_node(ctx, "pool", {{tokens}, {pooled}},
+           [tokens, pooled, B, N, C] { ops::mean_over_tokens(tokens.ptr(), pooled.ptr(), B, N, C); }, pooled);
+  TensorView logits = new_tensor(ctx, "logits", B, ctx.cfg.num_classes);
+  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
+  ctx.plan.graph.keep_to_end(logits);
+  ctx.plan.logits = logits;
 }
 
 } // namespace pola::models

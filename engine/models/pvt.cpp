@@ -14,39 +14,39 @@ constexpr float kBlockEps = 1e-6f;  // norm1, norm2
 constexpr float kEmbedEps = 1e-5f;  // patch-embedding norm and spatial-reduction norm
 
 void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
-                   const BlockGeometry &geo, Rows x) {
+                   const BlockGeometry &geo, TensorView x) {
   Plan &plan = ctx.plan;
   const int64_t B = plan.batch, C = s.dim, res = stage.res, N = stage.tokens, M = B * N;
   const int64_t sr = s.sr_ratio, n = geo.kv_tokens;
   const int64_t hidden = s.hidden();
 
-  Rows xn = reserve_rows(ctx, "xn", M, C);
+  TensorView xn = new_tensor(ctx, pre + ".norm1", M, C);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kBlockEps, false);
-  Rows qg = reserve_rows(ctx, "qg", M, 2 * C);
+  TensorView qg = new_tensor(ctx, pre + ".attn.qg", M, 2 * C);
   add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, qg, true, false, false);
 
-  Rows kv_src = xn;
+  TensorView kv_src = xn;
   if (sr > 1) {
     // Spatial reduction: conv r x r stride r on the normed tokens, then LayerNorm.
-    Rows reduced = reserve_rows(ctx, "sr_out", B * n, C);
+    TensorView reduced = new_tensor(ctx, pre + ".attn.sr", B * n, C);
     ops::PatchGrid grid{B, C, res, res, sr, false};
     add_patch_conv(ctx, pre + ".attn.sr", pre + ".attn.sr", grid, nullptr, &xn, reduced);
-    kv_src = reserve_rows(ctx, "sr_norm", B * n, C);
+    kv_src = new_tensor(ctx, pre + ".attn.norm", B * n, C);
     add_layernorm(ctx, pre + ".attn.norm", pre + ".attn.norm", reduced, kv_src, kEmbedEps, true);
   }
-  Rows k = reserve_rows(ctx, "k", B * n, C);
-  Rows v = reserve_rows(ctx, "v", B * n, C);
+  TensorView k = new_tensor(ctx, pre + ".attn.k", B * n, C);
+  TensorView v = new_tensor(ctx, pre + ".attn.v", B * n, C);
   add_linear_rows(ctx, pre + ".attn.k", pre + ".attn.kv", 2 * C, {{0, C}}, kv_src, k);
   add_linear_rows(ctx, pre + ".attn.v", pre + ".attn.kv", 2 * C, {{C, C}}, kv_src, v);
-  Rows v_full = v;
+  TensorView v_full = v;
   if (sr > 1) {
-    v_full = reserve_rows(ctx, "v_full", M, C);
-    plan.graph.add(pre + ".attn.v_interp", [v, v_full, B, n, N, C, &plan] {
+    v_full = new_tensor(ctx, pre + ".attn.v_interp", M, C);
+    add_node(ctx, pre + ".attn.v_interp", {{v}, {v_full}}, [v, v_full, B, n, N, C, &plan] {
       ops::interpolate_tokens(v.ptr(), v_full.ptr(), B, n, N, C, plan.threads);
-    }, token_view(v_full, B));
+    }, v_full);
   }
 
-  Rows attn = reserve_rows(ctx, "attn", M, C);
+  TensorView attn = new_tensor(ctx, pre + ".attn.core", M, C);
   PolarityCoreArgs a;
   a.prefix = pre + ".attn";
   a.sequences = B; a.n_q = N; a.n_k = n; a.grid_h = res; a.grid_w = res;
@@ -56,7 +56,7 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   add_polarity_core(ctx, a);
   add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
 
-  add_mlp_residual(ctx, pre, x, xn, hidden, kBlockEps);
+  add_mlp_residual(ctx, pre, x, hidden, kBlockEps);
 }
 
 } // namespace
@@ -66,25 +66,23 @@ void build_pvt(BuildContext &ctx) {
   const ModelConfig &cfg = ctx.cfg;
   const int64_t B = plan.batch;
   const ModelGeometry geometry = model_geometry(cfg);
-  Rows x;              // tokens of the current stage
+  TensorView x;              // tokens of the current stage
   for (size_t si = 0; si < cfg.stages.size(); ++si) {
     const StageConfig &s = cfg.stages[si];
     const StageGeometry &stage = geometry.stages[si];
     const std::string i = std::to_string(si + 1);
     const int64_t C = s.dim, r = stage.res, M = B * stage.tokens;
 
-    Rows embedded = reserve_rows(ctx, "embed", M, C);
+    TensorView embedded = new_tensor(ctx, "patch_embed" + i + ".proj", M, C);
     ops::PatchGrid grid{B, stage.in_channels, stage.in_side, stage.in_side, stage.patch, si == 0};
     if (si == 0) add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, &plan.input, nullptr, embedded);
     else add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &x, embedded);
-    // Alternate the residual stream between two slots: the next stage's
-    // patch embedding reads this stage's tokens while writing its own.
-    x = reserve_rows(ctx, si % 2 ? "x_odd" : "x_even", M, C);
+    x = new_tensor(ctx, "stage" + i + ".x", M, C);  // the residual stream, updated in place
     add_layernorm(ctx, "patch_embed" + i, "patch_embed" + i + ".norm", embedded, x, kEmbedEps, true);
     const float *pos = ctx.weights.get("pos_embed" + i, {1, r * r, C});
-    plan.graph.add("pos_embed" + i, [x, pos, B, r, C, &plan] {
+    add_node(ctx, "pos_embed" + i, {{x}, {x}}, [x, pos, B, r, C, &plan] {
       ops::add_broadcast_rows(x.ptr(), pos, B, r * r, C, plan.threads);
-    }, token_view(x, B));
+    }, x);
     for (size_t j = 0; j < stage.blocks.size(); ++j)
       add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, stage, stage.blocks[j], x);
   }
@@ -92,13 +90,7 @@ void build_pvt(BuildContext &ctx) {
   ctx.weights.ignore("norm.weight");
   ctx.weights.ignore("norm.bias");
 
-  const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
-  Rows pooled = reserve_rows(ctx, "pooled", B, C);
-  plan.graph.add("pool", [x, pooled, B, N, C] { ops::mean_over_tokens(x.ptr(), pooled.ptr(), B, N, C); },
-                 TensorView2D{pooled.slot, 0, B, C, C, {B, C}});
-  Rows logits = reserve_rows(ctx, "logits", B, cfg.num_classes);
-  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
-  plan.logits = logits.slot;
+  add_pool_and_head(ctx, x);
 }
 
 } // namespace pola::models

@@ -18,7 +18,7 @@ constexpr float kEps = 1e-5f;
 
 // One block; its window and shift come from the model geometry (model/geometry.h).
 void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
-                    const BlockGeometry &geo, Rows x) {
+                    const BlockGeometry &geo, TensorView x) {
   Plan &plan = ctx.plan;
   const int64_t B = plan.batch, C = s.dim, r = stage.res, w = geo.window, t = geo.window_tokens;
   const int64_t M = B * stage.tokens, windows = B * geo.windows;
@@ -28,20 +28,20 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   const bool partitioned = geo.partitioned;
   ops::WindowGrid grid{B, r, r, C, w, geo.shift};
 
-  Rows xn = reserve_rows(ctx, "xn", M, C);
+  TensorView xn = new_tensor(ctx, pre + ".norm1", M, C);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps, false);
-  Rows src = xn;
+  TensorView src = xn;
   if (partitioned) {
-    src = reserve_rows(ctx, "windows", M, C);
-    plan.graph.add(pre + ".partition", [grid, xn, src, &plan] {
+    src = new_tensor(ctx, pre + ".partition", M, C);
+    add_node(ctx, pre + ".partition", {{xn}, {src}}, [grid, xn, src, &plan] {
       ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
-    }, token_view(src, B));
+    }, src);
   }
 
-  Rows attn = reserve_rows(ctx, "attn", M, C);
+  TensorView attn = new_tensor(ctx, pre + ".attn.core", M, C);
   if (s.attn == AttentionKind::polarity) {
-    Rows qkg = reserve_rows(ctx, "qkg", M, 3 * C);
-    Rows v = reserve_rows(ctx, "v", M, C);
+    TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", M, 3 * C);
+    TensorView v = new_tensor(ctx, pre + ".attn.v", M, C);
     // qkvg is C -> 4C in the order q, k, v, g; v gets its own dense buffer
     // because the depthwise branch reads it as an image.
     add_linear_rows(ctx, pre + ".attn.qkg", pre + ".attn.qkvg", 4 * C, {{0, C}, {C, C}, {3 * C, C}}, src, qkg);
@@ -54,7 +54,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     a.v = v; a.v_full = v; a.out = attn;
     add_polarity_core(ctx, a);
   } else {
-    Rows qkv = reserve_rows(ctx, "qkv", M, 3 * C);
+    TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", M, 3 * C);
     add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, qkv, true, false, false);
     const int64_t side = 2 * w - 1;
     const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
@@ -71,7 +71,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    plan.graph.add(pre + ".attn.core", [=, &plan] {
+    add_node(ctx, pre + ".attn.core", {{qkv}, {attn}}, [=, &plan] {
       kernels::WindowAttnArgs k;
       k.windows = windows; k.tokens = static_cast<int>(t);
       k.heads = heads; k.head_dim = static_cast<int>(d);
@@ -81,20 +81,20 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
       k.out = attn.ptr(); k.ld_out = attn.ld;
       k.threads = plan.threads;
       kernels::active().window_attention(k);
-    }, token_view(attn, B));
+    }, attn);
   }
 
   if (partitioned) {
-    Rows projected = reserve_rows(ctx, "projected", M, C);
+    TensorView projected = new_tensor(ctx, pre + ".attn.proj", M, C);
     add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn, projected, true, false, false);
-    plan.graph.add(pre + ".attn", [grid, projected, x, &plan] {
+    add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
       ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
-    }, token_view(x, B));
+    }, x);
   } else {
     add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
   }
 
-  add_mlp_residual(ctx, pre, x, xn, hidden, kEps);
+  add_mlp_residual(ctx, pre, x, hidden, kEps);
 }
 
 } // namespace
@@ -107,41 +107,36 @@ void build_swin(BuildContext &ctx) {
   const StageGeometry &first = geometry.stages[0];
   const int64_t C0 = first.channels, M0 = B * first.tokens;
 
-  Rows embedded = reserve_rows(ctx, "embed", M0, C0);
+  TensorView embedded = new_tensor(ctx, "patch_embed.proj", M0, C0);
   ops::PatchGrid grid{B, first.in_channels, first.in_side, first.in_side, first.patch, true};
   add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, &plan.input, nullptr, embedded);
-  Rows x = reserve_rows(ctx, "x", M0, C0);
+  TensorView x = new_tensor(ctx, "layers.0.x", M0, C0);  // the residual stream, updated in place
   add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
 
   for (size_t si = 0; si < cfg.stages.size(); ++si) {
     const StageConfig &s = cfg.stages[si];
     const StageGeometry &stage_geo = geometry.stages[si];
     const int64_t r = stage_geo.res, C = s.dim;
-    x = reserve_rows(ctx, "x", B * stage_geo.tokens, C);
     const std::string stage = "layers." + std::to_string(si);
     for (size_t j = 0; j < stage_geo.blocks.size(); ++j)
       add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, stage_geo, stage_geo.blocks[j], x);
     if (si + 1 < cfg.stages.size()) {
       const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves the side
-      Rows merged = reserve_rows(ctx, "merged", M2, 4 * C);
-      Rows merged_n = reserve_rows(ctx, "merged_norm", M2, 4 * C);
-      plan.graph.add(stage + ".downsample.gather", [x, merged, B, r, C, &plan] {
+      TensorView merged = new_tensor(ctx, stage + ".downsample.gather", M2, 4 * C);
+      TensorView merged_n = new_tensor(ctx, stage + ".downsample.norm", M2, 4 * C);
+      add_node(ctx, stage + ".downsample.gather", {{x}, {merged}}, [x, merged, B, r, C, &plan] {
         ops::patch_merge_gather(x.ptr(), merged.ptr(), B, r, r, C, plan.threads);
-      }, token_view(merged, B));
+      }, merged);
       add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
-      Rows next = reserve_rows(ctx, "x", M2, 2 * C);
+      TensorView next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
       add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, next, false, false, false);
+      x = next;
     }
   }
   const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
-  Rows xn = reserve_rows(ctx, "xn", B * N, C);
+  TensorView xn = new_tensor(ctx, "norm", B * N, C);
   add_layernorm(ctx, "norm", "norm", x, xn, kEps, true);
-  Rows pooled = reserve_rows(ctx, "pooled", B, C);
-  plan.graph.add("pool", [xn, pooled, B, N, C] { ops::mean_over_tokens(xn.ptr(), pooled.ptr(), B, N, C); },
-                 TensorView2D{pooled.slot, 0, B, C, C, {B, C}});
-  Rows logits = reserve_rows(ctx, "logits", B, cfg.num_classes);
-  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
-  plan.logits = logits.slot;
+  add_pool_and_head(ctx, xn);
 }
 
 } // namespace pola::models
