@@ -112,13 +112,13 @@ void Model::refuse_nonfinite_logits(const float *input, int batch, const float *
   const weights::NonFinite bad = weights::find_nonfinite(logits, size_t(batch) * cfg_.num_classes);
   if (bad.count == 0) return;
   // Finite weights (checked at load) and finite inputs (checked above) can
-  // still overflow float32 when the inputs are extreme: say how large they were.
+  // still overflow float32 when either is extreme: say how large the input was.
   float largest = 0;
   for (int64_t i = 0; i < int64_t(batch) * input_size(); ++i) largest = std::max(largest, std::fabs(input[i]));
   throw InputError("the model's logits hold " + weights::describe_nonfinite(bad, logits) + " = image " +
                    std::to_string(bad.first / cfg_.num_classes) + ", class " +
-                   std::to_string(bad.first % cfg_.num_classes) + "; the input's largest magnitude is " +
-                   std::to_string(largest) + ", beyond what float32 arithmetic through this model can hold");
+                   std::to_string(bad.first % cfg_.num_classes) + ", from finite inputs (largest magnitude " +
+                   std::to_string(largest) + ") and finite weights: their values overflow float32 in this model");
 }
 
 Model::ArenaSizes Model::arena_sizes(int batch) {
