@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "command.h"
@@ -52,7 +53,15 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     const auto classes = read_class_names(f, cfg);
     const nlohmann::json pre = read_preprocess(f);
     int64_t params = 0;
-    for (const auto &t : f.tensors()) params += t.numel;
+    std::map<std::string, int64_t> params_by_dtype; // stored dtype -> parameters
+    for (const auto &t : f.tensors()) {
+      params += t.numel;
+      params_by_dtype[stored_dtype_name(t.dtype)] += t.numel;
+    }
+    std::string dtypes; // e.g. "BF16 (weight matrices, 27.5 M), F32 (0.3 M)"
+    for (const auto &kv : params_by_dtype)
+      dtypes += (dtypes.empty() ? "" : ", ") + kv.first + " " +
+                std::to_string(static_cast<double>(kv.second) / 1e6).substr(0, 5) + " M";
     const std::string arch = f.metadata().count("arch") ? f.metadata_at("arch") : "custom";
 
     nlohmann::json j;
@@ -65,6 +74,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     j["preprocess"] = pre;
     j["parameters"] = params;
     j["tensors"] = f.tensors().size();
+    j["stored_dtypes"] = params_by_dtype; // parameters per stored dtype
     j["file_bytes"] = f.file_size();
     j["num_classes"] = classes.size();
     j["classes"] = classes;
@@ -77,6 +87,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  arch        %s (family %s)\n", arch.c_str(), pola::family_name(cfg.family));
     std::printf("  parameters  %lld (%.2f M) in %zu tensors\n", static_cast<long long>(params),
                 static_cast<double>(params) / 1e6, f.tensors().size());
+    std::printf("  stored as   %s parameters\n", dtypes.c_str());
     std::printf("  file size   %llu bytes (%.1f MB)\n", static_cast<unsigned long long>(f.file_size()),
                 static_cast<double>(f.file_size()) / 1e6);
     std::printf("  input       %lld x %lld, %lld channels\n", static_cast<long long>(cfg.img_size),
