@@ -10,6 +10,7 @@ kernels and oneDNN at AVX-512 without AVX512-BF16 or AMX), and bad values. Runs 
 - `--precision fp16` is refused by the option parser on every command.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -36,7 +37,9 @@ def main():
         failures.append(f"under POLA_ISA=avx512 `pola --version` says auto = {picked} ({reason})")
 
     inp = os.path.join(args.workdir, "input.npy")
-    np.save(inp, np.random.default_rng(19).standard_normal((2, 1, 28, 28)).astype(np.float32))
+    cfg = json.loads(pola(args.pola, "info", "--json", args.model).stdout)["config"]
+    shape = (2, cfg["in_chans"], cfg["img_size"], cfg["img_size"])
+    np.save(inp, np.random.default_rng(19).standard_normal(shape).astype(np.float32))
     out = os.path.join(args.workdir, "out.npy")
     commands = {
         "run": ["run", "-m", args.model, "-i", inp, "-o", out],
