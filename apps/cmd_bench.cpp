@@ -184,8 +184,10 @@ void bench(const BenchArgs &a) {
   const double gflops = gflop / (median / 1e3);
   const double rss = pola::app::peak_rss_mb();
   const double peak = a.peak > 0 ? a.peak : measure_peak_gflops(model->threads(), dnnl::memory::data_type::f32);
-  const double bf16_peak =
-      precision == pola::Precision::bf16 ? measure_peak_gflops(model->threads(), dnnl::memory::data_type::bf16) : 0;
+  // The bf16 ceiling too, unless the caller gave the peak (then no GEMM is re-measured, e.g. under load).
+  const double bf16_peak = precision == pola::Precision::bf16 && a.peak <= 0
+                               ? measure_peak_gflops(model->threads(), dnnl::memory::data_type::bf16)
+                               : 0;
   const char *isa = pola::kernels::isa_name(pola::kernels::active().isa);
   const char *bf16_isa = pola::kernels::bf16_isa_name(pola::kernels::active_bf16_isa());
   const auto arena = model->arena_sizes(a.batch);

@@ -67,6 +67,10 @@ struct KernelTable {
                    int64_t cols, int threads);
   void (*pola_attention)(const PolaAttnArgs &args);
   void (*window_attention)(const WindowAttnArgs &args);
+  // y[r, c] = bf16(x[r, c]) rounded to nearest even (NaN stays NaN): the
+  // source rows of a bf16 GEMM. y holds the upper 16 bits of each float.
+  void (*to_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                  int threads);
 };
 
 // The table for the best ISA this CPU and OS support, or the one forced by

@@ -3,7 +3,6 @@
 
 #include "engine/ops/conv2d.h"
 #include "engine/ops/fused_mlp.h"
-#include "engine/ops/to_bf16.h"
 #include "engine/ops/token_ops.h"
 #include "kernels/kernels.h"
 #include "model/polarity_params.h"
@@ -38,9 +37,11 @@ TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorV
   if (ctx.precisions.gemm == Precision::fp32) return src;
   TensorView half = new_tensor(ctx, name + ".to_bf16", src.rows, (src.cols + 1) / 2);
   ld = 2 * half.ld;
-  auto *op = ctx.make<ops::ToBf16>(src.rows, src.cols, src.ld, ld);
   Plan &plan = ctx.plan;
-  add_node(ctx, name + ".to_bf16", {{src}, {half}}, [op, src, half, &plan] { op->run(plan.stream, src.ptr(), half.ptr()); });
+  add_node(ctx, name + ".to_bf16", {{src}, {half}}, [src, half, ld, &plan] {
+    kernels::active().to_bf16(src.ptr(), src.ld, reinterpret_cast<uint16_t *>(half.ptr()), ld, src.rows, src.cols,
+                              plan.threads);
+  });
   plan.graph.set_last_precision(Precision::bf16);
   return half;
 }
