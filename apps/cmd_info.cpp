@@ -2,13 +2,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
-#include <map>
 #include <string>
 
 #include "command.h"
 #include "model/config_json.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
+#include "weights/model_summary.h"
 
 namespace {
 
@@ -48,36 +48,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->callback([args] {
     using namespace pola::weights;
     const ModelFile f = ModelFile::open(args->model);
+    const nlohmann::json j = model_summary(f);
+    const nlohmann::json &pre = j["preprocess"];
+    const auto classes = j["classes"].get<std::vector<std::string>>();
     const pola::ModelConfig cfg = read_model_config(f);
-    check_model_tensors(f, cfg);
-    const auto classes = read_class_names(f, cfg);
-    const nlohmann::json pre = read_preprocess(f);
-    int64_t params = 0;
-    std::map<std::string, int64_t> params_by_dtype; // stored dtype -> parameters
-    for (const auto &t : f.tensors()) {
-      params += t.numel;
-      params_by_dtype[stored_dtype_name(t.dtype)] += t.numel;
-    }
-    std::string dtypes; // e.g. "BF16 (weight matrices, 27.5 M), F32 (0.3 M)"
-    for (const auto &kv : params_by_dtype)
-      dtypes += (dtypes.empty() ? "" : ", ") + kv.first + " " +
-                std::to_string(static_cast<double>(kv.second) / 1e6).substr(0, 5) + " M";
-    const std::string arch = f.metadata().count("arch") ? f.metadata_at("arch") : "custom";
-
-    nlohmann::json j;
-    j["path"] = f.path();
-    j["format"] = f.metadata_at("format");
-    j["format_version"] = f.metadata_at("format_version");
-    j["arch"] = arch;
-    j["family"] = pola::family_name(cfg.family);
-    j["config"] = config_to_json(cfg);
-    j["preprocess"] = pre;
-    j["parameters"] = params;
-    j["tensors"] = f.tensors().size();
-    j["stored_dtypes"] = params_by_dtype; // parameters per stored dtype
-    j["file_bytes"] = f.file_size();
-    j["num_classes"] = classes.size();
-    j["classes"] = classes;
+    const std::string arch = j["arch"];
+    const int64_t params = j["parameters"];
     if (args->json) {
       std::printf("%s\n", j.dump(2).c_str());
       return;
@@ -87,6 +63,13 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  arch        %s (family %s)\n", arch.c_str(), pola::family_name(cfg.family));
     std::printf("  parameters  %lld (%.2f M) in %zu tensors\n", static_cast<long long>(params),
                 static_cast<double>(params) / 1e6, f.tensors().size());
+    std::string dtypes;  // e.g. "BF16 11.71 M, F32 1.21 M"
+    for (const auto &kv : j["stored_dtypes"].items()) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.2f M", dtypes.empty() ? "" : ", ", kv.key().c_str(),
+                    kv.value().get<double>() / 1e6);
+      dtypes += part;
+    }
     std::printf("  stored as   %s parameters\n", dtypes.c_str());
     std::printf("  file size   %llu bytes (%.1f MB)\n", static_cast<unsigned long long>(f.file_size()),
                 static_cast<double>(f.file_size()) / 1e6);

@@ -126,6 +126,27 @@ POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const 
 POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
                                            float *logits);
 
+/* ---- Images from memory and the model's self-description ---------------
+ * (for servers and language bindings, which hold bytes and arrays, not files) */
+
+/* As pola_model_preprocess_image, from an encoded image (PNG, JPEG, GIF, BMP,
+ * PNM, ...) of `size` bytes in memory. */
+POLA_API pola_status pola_model_preprocess_image_bytes(const pola_model *model, const void *data, size_t size,
+                                                       float *out);
+
+/* As pola_model_preprocess_image, from decoded 8-bit pixels: `height` rows of
+ * `width` pixels of `channels` interleaved bytes (HWC, as numpy/PIL hold
+ * them): 1 = grey, 2 = grey + alpha, 3 = RGB, 4 = RGBA. Converted as PIL's
+ * convert('RGB'/'L') does (alpha dropped, grey replicated), then resized,
+ * cropped and normalized as a file would be. */
+POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const unsigned char *pixels, int height,
+                                                  int width, int channels, float *out);
+
+/* The model's description as one JSON object (what `pola info --json`
+ * prints: family, config, classes, preprocess, parameters, ...). The string
+ * lives as long as the model; NULL (with pola_last_error) on failure. */
+POLA_API const char *pola_model_info_json(const pola_model *model);
+
 /* ---- The attention core alone, for long 1-D sequences --------------------
  *
  * Polarity-aware linear attention (SPEC.md section 3) on token-major
