@@ -23,6 +23,7 @@
 #include "engine/flops.h"
 #include "engine/model.h"
 #include "engine/omp_team.h"
+#include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "peak_rss.h"
 #include "weights/error.h"
@@ -212,7 +213,7 @@ void bench(const BenchArgs &a) {
                      {"arena_planned_mb", arena_mb}, {"arena_tensors_mb", tensors_mb}, {"isa", isa},
                      {"packed_weights_mb", packed_mb}, {"precision", pola::precision_name(precision)},
                      {"precision_reason", model->precision().reason}, {"bf16_isa", bf16_isa},
-                     {"commit", POLA_GIT_COMMIT}};
+                     {"cpu", pola::kernels::cpu_summary()}, {"commit", POLA_GIT_COMMIT}};
     if (bf16_peak > 0) j["bf16_peak_gflops"] = bf16_peak;
     if (a.profile) {
       auto nodes_of = [](const Timing &tm) {
@@ -229,6 +230,7 @@ void bench(const BenchArgs &a) {
     return;
   }
   std::printf("model      %s (%s), batch %d\n", a.model.c_str(), cfg.arch.c_str(), a.batch);
+  std::printf("cpu        %s\n", pola::kernels::cpu_summary().c_str());
   std::printf("isa        %s, threads %d, commit %s\n", isa, model->threads(), POLA_GIT_COMMIT);
   std::printf("precision  %s (%s); bf16 instructions: %s\n", pola::precision_name(precision),
               model->precision().reason.c_str(), bf16_isa);

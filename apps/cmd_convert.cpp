@@ -97,8 +97,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--interpolation", args->interpolation, "resize filter; the engine implements: bicubic")
       ->type_name("NAME");
   c->add_option("--dtype", args->dtype,
-                "how weight matrices and convolution kernels are stored: f32 (default) or bf16 (half the file, "
-                "rounded to nearest even; biases, norms and polarity parameters stay f32)")
+                "how the weights of linear layers and patch embeddings are stored: f32 (default) or bf16 (about "
+                "half the file, rounded to nearest even; biases, norms, polarity parameters and depthwise kernels stay f32)")
       ->check(CLI::IsMember({"f32", "bf16"}));
   c->callback([args, c] {
     // Before anything is read: `-o` naming the checkpoint (or the labels file) would destroy it.

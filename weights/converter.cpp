@@ -59,9 +59,12 @@ std::string preset_names() {
 } // namespace
 
 bool is_weight_matrix(const std::string &name, const std::vector<int64_t> &shape) {
-  const std::string suffix = ".weight";
-  return shape.size() >= 2 && name.size() > suffix.size() &&
-         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  auto ends_with = [&name](const std::string &suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  // The depthwise kernels (`attn.dwc.weight`) run in fp32 at every precision: rounding them
+  // would cost accuracy and save almost nothing.
+  return shape.size() >= 2 && ends_with(".weight") && !ends_with(".dwc.weight");
 }
 
 ConvertReport convert_checkpoint(const std::string &input, const std::string &output, const ConvertOptions &options) {

@@ -24,9 +24,10 @@ struct ConvertOptions {
   // format, not what the engine can run, so `pola convert` passes the
   // engine's own check here. May be empty.
   std::function<void(const nlohmann::json &preprocess, const ModelConfig &config)> check_preprocess;
-  // How the weight matrices and convolution kernels (`*.weight` of rank >= 2)
-  // are stored; every other tensor (biases, norms, polarity parameters,
-  // positional encodings) stays F32. `pola convert --dtype bf16` sets bf16.
+  // How the weight matrices of the linear layers and patch embeddings (`*.weight`
+  // of rank >= 2, but not the depthwise `*.dwc.weight`, which runs fp32) are
+  // stored; every other tensor (biases, norms, polarity parameters, positional
+  // encodings, depthwise kernels) stays F32. `pola convert --dtype bf16` sets bf16.
   StoredDtype weight_dtype = StoredDtype::f32;
 };
 
