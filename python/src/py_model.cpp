@@ -85,13 +85,21 @@ PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.p
   classes_ = model_.class_names();
 }
 
-void PyModel::run_released(const float *input, int64_t count, float *logits) {
+void PyModel::run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image) {
   const int64_t per_image = static_cast<int64_t>(shape_.channels) * shape_.height * shape_.width;
   const int64_t classes = static_cast<int64_t>(classes_.size());
   for (int64_t begin = 0; begin < count; begin += kMaxRunImages) {
     const int n = static_cast<int>(std::min(kMaxRunImages, count - begin));
     ProbeScope probe;
-    polaformer::check(pola_model_run(model_.get(), input + begin * per_image, n, logits + begin * classes));
+    const pola_status status = pola_model_run(model_.get(), input + begin * per_image, n, logits + begin * classes);
+    if (status == POLA_OK) continue;
+    // The engine numbers images within its call; say which images of the caller's batch those are.
+    const int64_t first = first_image + begin;
+    const std::string where = first == 0 ? "" : "images " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                                                    " (the engine counts from the first of them): ";
+    const std::string message = std::string(caller) + ": " + where + pola_last_error();
+    if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+    throw polaformer::InternalError(message);
   }
 }
 
@@ -109,7 +117,7 @@ py::array_t<float> PyModel::run(const py::object &x) {
   if (usable_without_copy(batch)) { // the caller's memory, read in place
     const float *in = static_cast<const float *>(batch.data());
     py::gil_scoped_release nogil;
-    run_released(in, count, out);
+    run_released("Model.run", in, count, out, 0);
     return logits;
   }
   // Converted a slice at a time, so a broadcast or strided view of a huge
@@ -119,7 +127,7 @@ py::array_t<float> PyModel::run(const py::object &x) {
     const auto part = float32_slice(batch, begin, n);
     const float *in = part.data();
     py::gil_scoped_release nogil;
-    run_released(in, n, out + begin * classes);
+    run_released("Model.run", in, n, out + begin * classes, begin);
   }
   return logits;
 }
@@ -150,7 +158,7 @@ std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const 
     x.resize(n * per_image);
     logits.resize(n * static_cast<size_t>(classes));
     for (size_t j = 0; j < n; ++j) preprocess_into(model_.get(), sources[begin + j], x.data() + j * per_image);
-    run_released(x.data(), static_cast<int64_t>(n), logits.data());
+    run_released("Model.classify", x.data(), static_cast<int64_t>(n), logits.data(), static_cast<int64_t>(begin));
     for (size_t j = 0; j < n; ++j) {
       std::vector<std::pair<std::string, float>> ranked;
       for (const auto &[index, prob] : polaformer::top_k(logits.data() + j * classes, classes, top))

@@ -44,8 +44,9 @@ class PyModel {
   explicit PyModel(const LoadArgs &args);
 
   // Runs `count` preprocessed images (GIL released by the caller), in
-  // engine calls of at most kMaxRunImages.
-  void run_released(const float *input, int64_t count, float *logits);
+  // engine calls of at most kMaxRunImages; `first_image` is the number of
+  // input[0] in the caller's batch, for messages.
+  void run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image);
 
   polaformer::Model model_;
   std::string path_;
