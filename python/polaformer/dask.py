@@ -44,7 +44,8 @@ def _engine_threads(threads_by_host):
     """Engine threads for a run on this worker: its cores over all Dask task threads on its host."""
     worker = get_worker()
     cores = len(os.sched_getaffinity(0))
-    task_threads = threads_by_host.get(get_address_host(worker.address), worker.nthreads)
+    own_threads = getattr(worker, "state", worker).nthreads  # Worker.state from distributed 2022.12 on
+    task_threads = threads_by_host.get(get_address_host(worker.address), own_threads)
     return max(1, cores // max(1, task_threads))
 
 
