@@ -32,14 +32,13 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # Not run under ASan: parity_* and training.* (PyTorch reference runs dominate,
   # tens of minutes; their engine paths are the same ones the C++ suites, the
   # fuzz replays and security.* cover), reference_selftest (no binary of ours),
-  # weights.convert_timing (a speed test, meaningless under ASan),
   # api.installed_package and docs.usage (they compile consumers out of tree
   # without the sanitizer flags, which cannot link the sanitized library),
   # cli.class_names (it also loads the sanitized libpolaformer.so into an
   # unsanitized Python through ctypes, which ASan refuses; its CLI cases run
   # the same loader code that the C++ suites cover under ASan).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_|training\.|reference_selftest$|weights\.convert_timing$|api\.installed_package$|docs\.usage$|cli\.class_names$)'
+        -E '^(parity_|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
