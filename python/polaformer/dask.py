@@ -154,7 +154,9 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
         raise ValueError("top and batch must be >= 1")
     given = image_paths(inputs)
     model_path = os.path.abspath(os.fspath(model))
-    polaformer.Model(model_path, threads=1)  # a bad model file fails here, once, not on every worker
+    if os.path.exists(model_path) or (client is None and not scheduler):
+        polaformer.Model(model_path, threads=1)  # a bad model file fails here, once, not on every worker
+    # (otherwise only the workers see the file: the first task's error names it)
     cluster = None
     if client is None:
         if scheduler:

@@ -24,10 +24,13 @@ std::string path_argument(const py::object &path) {
 
 int threads_argument(const py::object &threads) {
   if (threads.is_none()) return 0;
-  if (!py::isinstance<py::int_>(threads) || py::isinstance<py::bool_>(threads))
+  // Integers of any kind (numpy's too, through __index__), not bools or floats.
+  if (py::isinstance<py::bool_>(threads) || !py::hasattr(threads, "__index__"))
     throw_input_error("Model: threads must be an int >= 1 or None (all cores)");
-  const long long n = threads.cast<long long>();
-  if (n < 1 || n > 4096) throw_input_error("Model: threads must be in 1..4096 or None (all cores), got " + std::to_string(n));
+  const py::int_ index = py::module_::import("operator").attr("index")(threads);
+  if (index > py::int_(4096) || index < py::int_(1))
+    throw_input_error("Model: threads must be in 1..4096 or None (all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
+  const long long n = index.cast<long long>();
   return static_cast<int>(n);
 }
 

@@ -88,3 +88,10 @@ def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path
     assert_same_as_pola(rows, inputs, pola_answers)
     assert_loaded_once_per_worker(summary, math.ceil(301 / BATCH))
     assert all(w["loads"] <= 1 for w in again["workers"].values())
+
+
+def test_a_bad_model_fails_at_once_before_a_cluster_starts(samples, tmp_path):
+    import polaformer
+    from polaformer.dask import classify_files
+    with pytest.raises(polaformer.InputError, match="nope.pola"):
+        classify_files(samples, tmp_path / "nope.pola", str(tmp_path / "out.csv"))
