@@ -1,0 +1,145 @@
+#include "model_batcher.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pola::serve {
+
+using clock = std::chrono::steady_clock;
+
+ModelBatcher::ModelBatcher(std::string name, polaformer::Model &model, BatchLimits limits, Metrics &metrics,
+                           bool verbose)
+    : name_(std::move(name)), model_(model), limits_(limits), metrics_(metrics), verbose_(verbose),
+      per_image_(model.input_shape().floats()), classes_(model.num_classes()) {
+  metrics_.set_queue_depth_source(name_, [this] { return queued_images(); });
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+ModelBatcher::~ModelBatcher() { stop(); }
+
+std::optional<std::future<BatchAnswer>> ModelBatcher::submit(std::vector<float> input, int rows) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_ || queued_images_ + static_cast<size_t>(rows) > static_cast<size_t>(limits_.max_queue))
+    return std::nullopt;
+  Job job{std::move(input), rows, clock::now(), {}};
+  auto future = job.answer.get_future();
+  queue_.push_back(std::move(job));
+  queued_images_ += static_cast<size_t>(rows);
+  lock.unlock();
+  wake_.notify_one();
+  return future;
+}
+
+size_t ModelBatcher::queued_images() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_images_;
+}
+
+void ModelBatcher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (worker_.joinable()) worker_.join();
+}
+
+// Waits for the first request, then up to max_wait after its arrival for
+// more, unless a full batch is already there (or the server is stopping,
+// when waiting would only delay the drain). Takes requests in arrival order
+// while they fit in max_batch; a request larger than max_batch goes alone.
+std::vector<ModelBatcher::Job> ModelBatcher::next_batch(std::unique_lock<std::mutex> &lock) {
+  wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+  if (queue_.empty()) return {};
+  const auto deadline = queue_.front().arrival + limits_.max_wait;
+  wake_.wait_until(lock, deadline, [&] {
+    return stopping_ || queued_images_ >= static_cast<size_t>(limits_.max_batch);
+  });
+  std::vector<Job> jobs;
+  int rows = 0;
+  while (!queue_.empty() && (jobs.empty() || rows + queue_.front().rows <= limits_.max_batch)) {
+    rows += queue_.front().rows;
+    jobs.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  queued_images_ -= static_cast<size_t>(rows);
+  return jobs;
+}
+
+void ModelBatcher::worker_loop() {
+  for (;;) {
+    std::vector<Job> jobs;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      jobs = next_batch(lock);
+    }
+    if (jobs.empty()) return;  // stopping, and the queue is drained
+    run(jobs);
+  }
+}
+
+pola_status ModelBatcher::engine_call(const float *input, int rows, float *logits, std::string &error) {
+  const auto t0 = clock::now();
+  const pola_status status = pola_model_run(model_.get(), input, rows, logits);
+  const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  if (status != POLA_OK) {
+    error = pola_last_error();
+    return status;
+  }
+  metrics_.record_batch(name_, rows, seconds);
+  if (verbose_)
+    std::fprintf(stderr, "pola serve: %s: engine call of %d image%s: %.2f ms\n", name_.c_str(), rows,
+                 rows == 1 ? "" : "s", seconds * 1e3);
+  return POLA_OK;
+}
+
+// Runs the jobs as one engine call (a lone oversized job in chunks of
+// max_batch). If a shared call fails, every job is run again on its own, so
+// one request's bad data (non-finite logits, say) is its own error and
+// never its neighbours'.
+void ModelBatcher::run(std::vector<Job> &jobs) {
+  int rows = 0;
+  for (const auto &j : jobs) rows += j.rows;
+  std::vector<float> logits(static_cast<size_t>(rows) * classes_);
+  std::string error;
+  pola_status status = POLA_OK;
+  if (jobs.size() == 1) {
+    const Job &j = jobs.front();
+    for (int first = 0; first < j.rows && status == POLA_OK; first += limits_.max_batch) {
+      const int n = std::min(limits_.max_batch, j.rows - first);
+      status = engine_call(j.input.data() + first * per_image_, n, logits.data() + size_t(first) * classes_, error);
+    }
+    BatchAnswer a;
+    a.status = status;
+    a.batch_size = std::min(rows, limits_.max_batch);
+    if (status == POLA_OK) a.logits = std::move(logits); else a.error = error;
+    jobs.front().answer.set_value(std::move(a));
+    return;
+  }
+  batch_input_.resize(static_cast<size_t>(rows) * per_image_);
+  size_t offset = 0;
+  for (const auto &j : jobs) {
+    std::copy(j.input.begin(), j.input.end(), batch_input_.begin() + static_cast<ptrdiff_t>(offset));
+    offset += j.input.size();
+  }
+  status = engine_call(batch_input_.data(), rows, logits.data(), error);
+  if (status != POLA_OK) {
+    for (auto &j : jobs) {
+      std::vector<Job> alone;
+      alone.push_back(std::move(j));
+      run(alone);
+    }
+    return;
+  }
+  size_t row = 0;
+  for (auto &j : jobs) {
+    BatchAnswer a;
+    a.batch_size = rows;
+    a.logits.assign(logits.begin() + static_cast<ptrdiff_t>(row * classes_),
+                    logits.begin() + static_cast<ptrdiff_t>((row + j.rows) * classes_));
+    row += static_cast<size_t>(j.rows);
+    j.answer.set_value(std::move(a));
+  }
+}
+
+} // namespace pola::serve
