@@ -78,8 +78,8 @@ class DataCollector {
       bad("inputs[0].data holds " + std::string(v.type_name()) + " " + v.dump() + " at position " +
           std::to_string(out_.size()) + "; FP32 data must be numbers");
     if (out_.size() >= max_values_)
-      bad("inputs[0].data holds more than " + std::to_string(max_values_) + " values (the largest request this "
-          "server takes)");
+      bad("inputs[0].data holds more than " + std::to_string(max_values_) + " values, more images than one request "
+          "may hold (--max-queue)");
     const double d = v.get<double>();
     const float f = static_cast<float>(d);
     if (!std::isfinite(f))
@@ -124,7 +124,7 @@ std::vector<long long> parse_shape(const json &input, const polaformer::InputSha
     if (dims[i] != want[i]) bad("inputs[0].shape is " + shape_text(dims) + "; this model takes " + expected);
   if (dims[0] < 1 || dims[0] > max_rows)
     bad("inputs[0].shape asks for " + std::to_string(dims[0]) + " images; one request holds 1.." +
-        std::to_string(max_rows));
+        std::to_string(max_rows) + " (--max-queue)");
   return dims;
 }
 
@@ -151,7 +151,7 @@ InferRequest parse_infer_request(const std::string &body, const std::string &bin
   json root;
   try {
     root = json::parse(body.begin(), body.begin() + static_cast<ptrdiff_t>(json_size), std::ref(collect));
-  } catch (const json::parse_error &e) {
+  } catch (const json::exception &e) {  // parse_error, or out_of_range for a number like 1e400
     bad(std::string("the request is not valid JSON: ") + e.what());
   }
   if (!root.is_object()) bad("the request must be a JSON object with \"inputs\", got " + std::string(root.type_name()));

@@ -6,6 +6,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(POLA_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(Threads REQUIRED)
 add_library(pola_serve STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/connection_end.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_protocol.cpp
   ${CMAKE_CURRENT_LIST_DIR}/load_generator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp

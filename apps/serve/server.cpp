@@ -21,6 +21,7 @@
 
 #include "bounded_task_queue.h"
 #include "class_ranking.h"
+#include "connection_end.h"
 #include "http_error.h"
 #include "infer_protocol.h"
 #include "metrics.h"
@@ -47,6 +48,7 @@ struct RequestContext {
   std::optional<clock::time_point> start;
   std::string endpoint = "other";
   int batch = 0;
+  bool end_connection = false;  // the body was left unread: close once answered (connection_end.h)
 };
 thread_local RequestContext current;
 
@@ -187,6 +189,7 @@ class Server {
       body.append(data, n);
       return true;
     });
+    if (!complete) current.end_connection = true;
     if (too_big) throw HttpError(413, "the request body is larger than --max-body-mb (" + std::to_string(max_body_) + " bytes)");
     if (too_slow)
       throw HttpError(408, "the request body took longer than " + std::to_string(options_.timeout_s) + " s to arrive");
@@ -262,7 +265,6 @@ class Server {
       f();
     } catch (const HttpError &e) {
       if (e.status() == 503) res.set_header("Retry-After", "1");
-      if (e.status() == 413 || e.status() == 408 || e.status() == 400) res.set_header("Connection", "close");
       answer_error(res, e.status(), e.what());
     } catch (const polaformer::InputError &e) {
       answer_error(res, 400, e.what());
@@ -270,6 +272,14 @@ class Server {
       answer_error(res, 503, "out of memory");
     } catch (const std::exception &e) {
       answer_error(res, 500, std::string("internal error: ") + e.what());
+    }
+  }
+
+  // An answer given before the body was read: the connection ends after it.
+  static void refuse_unread_body(const httplib::Request &req, httplib::Response &res) {
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      res.set_header("Connection", "close");
+      current.end_connection = true;
     }
   }
 
@@ -281,7 +291,7 @@ class Server {
       const bool ok = auth.compare(0, prefix.size(), prefix) == 0 && same_key(auth.substr(prefix.size()), api_key_);
       if (!ok) {
         res.set_header("WWW-Authenticate", "Bearer");
-        res.set_header("Connection", "close");
+        refuse_unread_body(req, res);
         answer_error(res, 401, auth.empty() ? "this server needs an API key: send 'Authorization: Bearer <key>'"
                                             : "the API key is wrong");
         return httplib::Server::HandlerResponse::Handled;
@@ -292,7 +302,7 @@ class Server {
       const std::string len = req.get_header_value("Content-Length");
       const bool number = !len.empty() && len.size() <= 19 && len.find_first_not_of("0123456789") == std::string::npos;
       if (!number || std::stoull(len) > max_body_) {
-        res.set_header("Connection", "close");
+        refuse_unread_body(req, res);
         if (number)
           answer_error(res, 413, "the request body (" + len + " bytes) is larger than --max-body-mb (" +
                                      std::to_string(max_body_) + " bytes)");
@@ -309,6 +319,7 @@ class Server {
     metrics_.record_request(current.endpoint, res.status, seconds);
     std::fprintf(stderr, "%s \"%s %s\" %d %.2f ms batch=%d\n", req.remote_addr.c_str(), printable(req.method).c_str(),
                  printable(req.path).c_str(), res.status, seconds * 1e3, current.batch);
+    if (current.end_connection) end_connection(req);
     current = RequestContext{};
   }
 
