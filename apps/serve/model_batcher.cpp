@@ -78,9 +78,13 @@ void ModelBatcher::worker_loop() {
   }
 }
 
-pola_status ModelBatcher::engine_call(const float *input, int rows, float *logits, std::string &error) {
+pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
+                                      const std::vector<float *> &logits, std::string &error) {
+  int rows = 0;
+  for (int c : counts) rows += c;
   const auto t0 = clock::now();
-  const pola_status status = pola_model_run(model_.get(), input, rows, logits);
+  const pola_status status = pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(),
+                                                  counts.data(), logits.data());
   const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
   if (status != POLA_OK) {
     error = pola_last_error();
@@ -93,52 +97,54 @@ pola_status ModelBatcher::engine_call(const float *input, int rows, float *logit
   return POLA_OK;
 }
 
-// Runs the jobs as one engine call (a lone oversized job in chunks of
-// max_batch). If a shared call fails, every job is run again on its own, so
-// one request's bad data (non-finite logits, say) is its own error and
-// never its neighbours'.
+// Runs the jobs as one engine call, each job's images and logits its own part
+// (pola_model_run_parts); a lone job larger than max_batch runs in chunks of
+// max_batch. If a shared call fails, every job is run again on its own, so
+// one request's bad data (non-finite logits, say) is its own error and never
+// its neighbours'.
 void ModelBatcher::run(std::vector<Job> &jobs) {
+  std::vector<BatchAnswer> answers(jobs.size());
+  std::vector<const float *> inputs;
+  std::vector<int> counts;
+  std::vector<float *> logits;
   int rows = 0;
-  for (const auto &j : jobs) rows += j.rows;
-  std::vector<float> logits(static_cast<size_t>(rows) * classes_);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    answers[i].logits.resize(static_cast<size_t>(jobs[i].rows) * classes_);
+    rows += jobs[i].rows;
+  }
   std::string error;
   pola_status status = POLA_OK;
   if (jobs.size() == 1) {
     const Job &j = jobs.front();
     for (int first = 0; first < j.rows && status == POLA_OK; first += limits_.max_batch) {
       const int n = std::min(limits_.max_batch, j.rows - first);
-      status = engine_call(j.input.data() + first * per_image_, n, logits.data() + size_t(first) * classes_, error);
+      status = engine_call({j.input.data() + first * per_image_}, {n},
+                           {answers[0].logits.data() + size_t(first) * classes_}, error);
     }
-    BatchAnswer a;
-    a.status = status;
-    a.batch_size = std::min(rows, limits_.max_batch);
-    if (status == POLA_OK) a.logits = std::move(logits); else a.error = error;
-    jobs.front().answer.set_value(std::move(a));
-    return;
-  }
-  batch_input_.resize(static_cast<size_t>(rows) * per_image_);
-  size_t offset = 0;
-  for (const auto &j : jobs) {
-    std::copy(j.input.begin(), j.input.end(), batch_input_.begin() + static_cast<ptrdiff_t>(offset));
-    offset += j.input.size();
-  }
-  status = engine_call(batch_input_.data(), rows, logits.data(), error);
-  if (status != POLA_OK) {
-    for (auto &j : jobs) {
-      std::vector<Job> alone;
-      alone.push_back(std::move(j));
-      run(alone);
+  } else {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      inputs.push_back(jobs[i].input.data());
+      counts.push_back(jobs[i].rows);
+      logits.push_back(answers[i].logits.data());
     }
-    return;
+    status = engine_call(inputs, counts, logits, error);
+    if (status != POLA_OK) {
+      for (auto &j : jobs) {
+        std::vector<Job> alone;
+        alone.push_back(std::move(j));
+        run(alone);
+      }
+      return;
+    }
   }
-  size_t row = 0;
-  for (auto &j : jobs) {
-    BatchAnswer a;
-    a.batch_size = rows;
-    a.logits.assign(logits.begin() + static_cast<ptrdiff_t>(row * classes_),
-                    logits.begin() + static_cast<ptrdiff_t>((row + j.rows) * classes_));
-    row += static_cast<size_t>(j.rows);
-    j.answer.set_value(std::move(a));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    answers[i].status = status;
+    answers[i].batch_size = std::min(rows, limits_.max_batch);
+    if (status != POLA_OK) {
+      answers[i].error = error;
+      answers[i].logits.clear();
+    }
+    jobs[i].answer.set_value(std::move(answers[i]));
   }
 }
 

@@ -66,8 +66,10 @@ class ModelBatcher {
   void worker_loop();
   std::vector<Job> next_batch(std::unique_lock<std::mutex> &lock);
   void run(std::vector<Job> &jobs);
-  // One engine call of `rows` images; on failure the status, with the message in `error`.
-  pola_status engine_call(const float *input, int rows, float *logits, std::string &error);
+  // One engine call over the parts (pola_model_run_parts); on failure the
+  // status, with the message in `error`.
+  pola_status engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
+                          const std::vector<float *> &logits, std::string &error);
 
   const std::string name_;
   polaformer::Model &model_;
@@ -82,7 +84,6 @@ class ModelBatcher {
   std::deque<Job> queue_;
   size_t queued_images_ = 0;
   bool stopping_ = false;
-  std::vector<float> batch_input_;  // reused between calls: the worker's only allocation
   std::thread worker_;
 };
 
