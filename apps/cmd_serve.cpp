@@ -25,6 +25,7 @@ std::pair<std::string, std::string> split_model(const std::string &spec) {
 pola::app::RegisterCommand reg([](CLI::App &root) {
   auto o = std::make_shared<pola::serve::ServeOptions>();
   auto specs = std::make_shared<std::vector<std::string>>();
+  auto policy = std::make_shared<std::string>("adaptive");
   auto *c = root.add_subcommand("serve", "Serve models over HTTP (Open Inference Protocol / KServe v2), with dynamic batching");
   c->footer("Endpoints: GET /v2/health/live, /v2/health/ready, /v2/models/NAME, /v2/models/NAME/ready, /metrics;\n"
             "POST /v2/models/NAME/infer (FP32 NCHW tensor, JSON or binary), POST /v2/models/NAME/classify?top=K\n"
@@ -38,6 +39,10 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--max-batch", o->max_batch, "Most images one engine call runs")->check(CLI::Range(1, 4096));
   c->add_option("--max-wait-ms", o->max_wait_ms, "Longest a request waits for others to batch with")
       ->check(CLI::Range(0.0, 10000.0));
+  c->add_option("--batch-policy", *policy,
+                "adaptive: a batch waits (up to --max-wait-ms) only for requests already being received, so a "
+                "lone request runs at once; fixed: every batch waits --max-wait-ms for company")
+      ->check(CLI::IsMember({"adaptive", "fixed"}));
   c->add_option("--max-queue", o->max_queue, "Most images waiting per model; more are refused with 503")
       ->check(CLI::Range(1, 1000000));
   c->add_option("--max-body-mb", o->max_body_mb, "Largest request body; larger ones get 413")
@@ -48,7 +53,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--timeout", o->timeout_s, "Seconds a connection may stall, and a request body may take, before it is dropped")
       ->check(CLI::Range(1, 3600));
   c->add_flag("--verbose,-v", o->verbose, "Every engine call (batch size, time) on stderr too");
-  c->callback([o, specs] {
+  c->callback([o, specs, policy] {
+    o->fixed_wait = *policy == "fixed";
     for (const auto &s : *specs) o->models.push_back(split_model(s));
     try {
       pola::serve::run_server(*o);

@@ -17,10 +17,29 @@ ModelBatcher::ModelBatcher(std::string name, polaformer::Model &model, BatchLimi
 
 ModelBatcher::~ModelBatcher() { stop(); }
 
-std::optional<std::future<BatchAnswer>> ModelBatcher::submit(std::vector<float> input, int rows) {
+ModelBatcher::Ticket ModelBatcher::announce() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++announced_;
+  return Ticket(*this);
+}
+
+void ModelBatcher::withdraw() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --announced_;
+  }
+  wake_.notify_one();
+}
+
+std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, std::vector<float> input, int rows) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (stopping_ || queued_images_ + static_cast<size_t>(rows) > static_cast<size_t>(limits_.max_queue))
+  ticket.batcher_ = nullptr;  // the announcement ends here, queued or refused
+  --announced_;
+  if (stopping_ || queued_images_ + static_cast<size_t>(rows) > static_cast<size_t>(limits_.max_queue)) {
+    lock.unlock();
+    wake_.notify_one();
     return std::nullopt;
+  }
   Job job{std::move(input), rows, clock::now(), {}};
   auto future = job.answer.get_future();
   queue_.push_back(std::move(job));
@@ -44,16 +63,19 @@ void ModelBatcher::stop() {
   if (worker_.joinable()) worker_.join();
 }
 
-// Waits for the first request, then up to max_wait after its arrival for
-// more, unless a full batch is already there (or the server is stopping,
-// when waiting would only delay the drain). Takes requests in arrival order
-// while they fit in max_batch; a request larger than max_batch goes alone.
+// Waits for the first request, then up to max_wait after its arrival for the
+// requests already announced (being read or parsed) to join, unless a full
+// batch is already there or none is announced (waiting would only add
+// latency), or the server is stopping. With fixed_wait, it waits the whole
+// max_wait for any request to come. Takes requests in arrival order while
+// they fit in max_batch; a request larger than max_batch goes alone.
 std::vector<ModelBatcher::Job> ModelBatcher::next_batch(std::unique_lock<std::mutex> &lock) {
   wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
   if (queue_.empty()) return {};
   const auto deadline = queue_.front().arrival + limits_.max_wait;
   wake_.wait_until(lock, deadline, [&] {
-    return stopping_ || queued_images_ >= static_cast<size_t>(limits_.max_batch);
+    return stopping_ || (!limits_.fixed_wait && announced_ == 0) ||
+           queued_images_ >= static_cast<size_t>(limits_.max_batch);
   });
   std::vector<Job> jobs;
   int rows = 0;

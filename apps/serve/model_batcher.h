@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <polaformer/polaformer.hpp>
@@ -27,6 +28,9 @@ struct BatchLimits {
   int max_batch = 16;          // images per engine call
   std::chrono::microseconds max_wait{2000};  // longest a request waits for company
   int max_queue = 256;         // images waiting, at most
+  // false (adaptive): wait only while other requests are being received;
+  // true (fixed): every batch waits max_wait for company.
+  bool fixed_wait = false;
 };
 
 // What a request gets back: its logits (rows x classes) or why it failed.
@@ -44,9 +48,32 @@ class ModelBatcher {
   ModelBatcher(const ModelBatcher &) = delete;
   ModelBatcher &operator=(const ModelBatcher &) = delete;
 
+  // A request on its way to submit() (its body still being read or parsed):
+  // the worker waits (at most max_wait) for announced requests to join its
+  // batch, and for nothing else, so a request that comes alone runs at once.
+  // Taken by submit(); a ticket destroyed without being submitted withdraws
+  // the announcement.
+  class Ticket {
+   public:
+    Ticket() = default;  // no announcement (no model to announce to)
+    explicit Ticket(ModelBatcher &b) : batcher_(&b) {}
+    Ticket(Ticket &&o) noexcept : batcher_(std::exchange(o.batcher_, nullptr)) {}
+    Ticket(const Ticket &) = delete;
+    Ticket &operator=(const Ticket &) = delete;
+    Ticket &operator=(Ticket &&) = delete;
+    ~Ticket() {
+      if (batcher_) batcher_->withdraw();
+    }
+
+   private:
+    friend class ModelBatcher;
+    ModelBatcher *batcher_ = nullptr;
+  };
+  Ticket announce();
+
   // Queues `rows` images (input holds rows x channels x height x width
   // floats). Empty when the queue has no room for them: the caller answers 503.
-  std::optional<std::future<BatchAnswer>> submit(std::vector<float> input, int rows);
+  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, std::vector<float> input, int rows);
 
   // Images waiting now.
   size_t queued_images() const;
@@ -63,6 +90,7 @@ class ModelBatcher {
     std::promise<BatchAnswer> answer;
   };
 
+  void withdraw();
   void worker_loop();
   std::vector<Job> next_batch(std::unique_lock<std::mutex> &lock);
   void run(std::vector<Job> &jobs);
@@ -83,6 +111,7 @@ class ModelBatcher {
   std::condition_variable wake_;
   std::deque<Job> queue_;
   size_t queued_images_ = 0;
+  int announced_ = 0;  // tickets not yet submitted or withdrawn
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -14,6 +14,7 @@ struct ServeOptions {
   int threads = 0;          // engine threads per model run; 0 = all cores
   int max_batch = 16;       // images per engine call
   double max_wait_ms = 2;   // how long a request waits for others to batch with
+  bool fixed_wait = false;  // --batch-policy fixed: always wait max_wait_ms (adaptive: only for arriving requests)
   int max_queue = 256;      // images waiting per model; beyond: 503
   double max_body_mb = 32;  // request body limit; beyond: 413
   std::string api_key_file; // when set, every request needs "Authorization: Bearer <key>"

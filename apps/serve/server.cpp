@@ -5,6 +5,7 @@
 // running the engine on an HTTP thread.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <csignal>
@@ -115,6 +116,14 @@ std::string read_api_key(const std::string &path) {
   return key;
 }
 
+// httplib's server with its listening socket reachable: the library listens
+// with a backlog of 5 (compiled in), so 16 clients connecting at once would
+// see dropped SYNs and a one-second retransmit; run() widens it.
+class HttpServer : public httplib::Server {
+ public:
+  int listening_socket() const { return svr_sock_; }
+};
+
 class Server {
  public:
   explicit Server(const ServeOptions &o) : options_(o), metrics_(model_names(o)) {
@@ -126,6 +135,7 @@ class Server {
     limits.max_batch = o.max_batch;
     limits.max_wait = std::chrono::microseconds(static_cast<long long>(o.max_wait_ms * 1000));
     limits.max_queue = o.max_queue;
+    limits.fixed_wait = o.fixed_wait;
     for (const auto &[name, path] : o.models) {
       if (models_.count(name)) throw polaformer::InputError("--model " + name + "=...: the name is given twice");
       ServedModel m;
@@ -144,6 +154,7 @@ class Server {
     if (!http_.bind_to_port(options_.host, options_.port))
       throw polaformer::InputError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                                    " (address in use, or not an address of this machine?)");
+    ::listen(http_.listening_socket(), SOMAXCONN);  // a larger backlog for the bound socket (see HttpServer)
     std::fprintf(stderr, "pola serve: listening on http://%s:%d%s\n", options_.host.c_str(), options_.port,
                  api_key_.empty() ? "" : " (API key required)");
     std::fflush(stderr);
@@ -171,9 +182,13 @@ class Server {
     return names;
   }
 
-  ServedModel &find_model(const std::string &name) {
+  ServedModel *lookup_model(const std::string &name) {
     auto it = models_.find(name);
-    if (it != models_.end()) return it->second;
+    return it == models_.end() ? nullptr : &it->second;
+  }
+
+  ServedModel &find_model(const std::string &name) {
+    if (ServedModel *m = lookup_model(name)) return *m;
     std::string known;
     for (const auto &[n, m] : models_) known += (known.empty() ? "" : ", ") + n;
     throw HttpError(404, "unknown model '" + name + "'; this server serves: " + known);
@@ -198,11 +213,12 @@ class Server {
   }
 
   // Queues the images and waits for their logits; 503 when the queue is full.
-  BatchAnswer infer(const std::string &name, ServedModel &m, std::vector<float> input, int rows) {
+  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, std::vector<float> input,
+                    int rows) {
     if (rows > m.batcher->limits().max_queue)
       throw HttpError(413, "the request holds " + std::to_string(rows) + " images, more than the queue takes (--max-queue " +
                                std::to_string(m.batcher->limits().max_queue) + ")");
-    auto future = m.batcher->submit(std::move(input), rows);
+    auto future = m.batcher->submit(std::move(ticket), std::move(input), rows);
     if (!future) {
       metrics_.record_rejection(name);
       throw HttpError(503, "model '" + name + "' is busy: its queue is full (--max-queue " +
@@ -216,13 +232,15 @@ class Server {
   }
 
   void handle_infer(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
-    const std::string body = read_body(reader);
     const std::string name = req.matches[1];
+    ServedModel *m_or_null = lookup_model(name);
+    ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
+    const std::string body = read_body(reader);  // read even for an unknown model: the connection stays usable
     ServedModel &m = find_model(name);
     const int max_rows = std::max(1, m.batcher->limits().max_queue);
     InferRequest r = parse_infer_request(body, req.get_header_value("Inference-Header-Content-Length"),
                                          m.model->input_shape(), max_rows);
-    const BatchAnswer a = infer(name, m, std::move(r.input), r.rows);
+    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows);
     const InferAnswer out = make_infer_answer(name, r, a.logits, m.model->num_classes());
     if (out.binary_header_length)
       res.set_header("Inference-Header-Content-Length", std::to_string(*out.binary_header_length));
@@ -232,8 +250,10 @@ class Server {
   }
 
   void handle_classify(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
-    const std::string body = read_body(reader);
     const std::string name = req.matches[1];
+    ServedModel *m_or_null = lookup_model(name);
+    ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
+    const std::string body = read_body(reader);
     ServedModel &m = find_model(name);
     const int classes = m.model->num_classes();
     int top = 5;  // as `pola classify`
@@ -252,7 +272,7 @@ class Server {
     } catch (const polaformer::InputError &e) {
       throw HttpError(400, std::string("the request body is not a usable image: ") + e.what());
     }
-    const BatchAnswer a = infer(name, m, std::move(x), 1);
+    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(x), 1);
     const auto best = pola::app::rank_classes(a.logits.data(), classes, top);
     res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
     answer_json(res, 200, pola::app::classification_json(file, best, m.class_names));
@@ -387,7 +407,7 @@ class Server {
   std::string api_key_;
   size_t max_body_ = 0;
   std::map<std::string, ServedModel> models_;
-  httplib::Server http_;
+  HttpServer http_;
   std::atomic<bool> stopping_{false};
 };
 

@@ -3,8 +3,9 @@
 
   - 32 concurrent clients, each with its own image (distinct random tensors through /infer, half as
     JSON and half as binary): every client gets exactly its own logits, equal within 1e-5 to
-    `pola run` of that image alone, and the server formed batches of more than one image;
-  - with --max-queue 2 and a long --max-wait-ms, a burst of requests gets some 503 answers with
+    `pola run` of that image alone, under both batch policies (with `fixed`, batches of more than
+    one image must have formed);
+  - with --max-queue 2 and a long fixed --max-wait-ms, a burst of requests gets some 503 answers with
     Retry-After and a JSON error, the rest 200, and the server answers normally afterwards;
   - SIGTERM while requests wait in the queue: every one of them is answered 200, the process exits 0,
     and the port no longer accepts connections.
@@ -60,9 +61,14 @@ def queue_depth(s):
 def check_own_answers(args, work):
     rng = np.random.default_rng(2024)
     images = rng.standard_normal((CLIENTS, 1, 32, 32)).astype(np.float32)
-    want = pola_run_logits(args.pola, args.model, images[:1], work)  # warm the comparison path
     want = np.concatenate([pola_run_logits(args.pola, args.model, images[i:i + 1], work) for i in range(CLIENTS)])
-    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-batch", "16", "--max-wait-ms", "50"]) as s:
+    for policy in ("adaptive", "fixed"):
+        own_answers_round(args, images, want, policy)
+
+
+def own_answers_round(args, images, want, policy):
+    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-batch", "16", "--max-wait-ms", "50",
+                            "--batch-policy", policy]) as s:
         def client(i):
             body, headers = infer_body(images[i:i + 1], binary=i % 2 == 1, request_id=f"client-{i}")
             status, h, data = s.request("POST", "/v2/models/fashion/infer", body, headers)
@@ -78,14 +84,17 @@ def check_own_answers(args, work):
                 # Distinct images: the answer is nobody else's.
                 others = np.abs(want - logits).max(axis=1)
                 assert int(np.argmin(others)) == i, f"client {i} got the answer of image {int(np.argmin(others))}"
-            assert max(batches) > 1, f"no batch of more than one image formed: {batches}"
-            print(f"32 clients, round {round_}: each got its own logits (<= 1e-5); batch sizes {sorted(set(batches))}")
+            # A fixed wait of 50 ms always gathers the simultaneous requests; adaptive batching
+            # gathers those that arrive while the engine is busy, which on a busy machine may be none.
+            assert policy == "adaptive" or max(batches) > 1, f"no batch of more than one image formed: {batches}"
+            print(f"32 clients, {policy} batching, round {round_}: each got its own logits (<= 1e-5); "
+                  f"batch sizes {sorted(set(batches))}")
         assert s.stop() == 0
 
 
 def check_queue_full(args):
     with Server(args.pola, ["--model", f"fashion={args.model}", "--max-batch", "64", "--max-wait-ms", "1500",
-                            "--max-queue", "2"]) as s:
+                            "--max-queue", "2", "--batch-policy", "fixed"]) as s:
         body, headers = infer_body(np.zeros((1, 1, 32, 32), np.float32))
 
         def client(i):
@@ -108,7 +117,8 @@ def check_queue_full(args):
 
 
 def check_sigterm_drains(args):
-    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-batch", "64", "--max-wait-ms", "3000"]) as s:
+    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-batch", "64", "--max-wait-ms", "3000",
+                            "--batch-policy", "fixed"]) as s:
         body, headers = infer_body(np.ones((1, 1, 32, 32), np.float32))
         n = 8
         results = [None] * n
