@@ -18,9 +18,11 @@ import argparse
 import glob
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -156,8 +158,19 @@ def check_limits(args, samples, work):
     with open(samples[0], "rb") as f:
         png = f.read()
     # --max-body-mb 0.001: 1048 bytes.
-    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-body-mb", "0.001"]) as s:
+    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-body-mb", "0.001", "--timeout", "60"]) as s:
         expect_error(s, 413, "POST", "/v2/models/fashion/classify", b"x" * 1049, mention="max-body-mb")
+        # Refused from the header: the answer comes while the body is still unsent. A server that
+        # read (or skipped) the body first would answer only after its 60 s --timeout.
+        with socket.create_connection(("127.0.0.1", s.port), timeout=120) as sock:
+            t0 = time.time()
+            sock.sendall(b"POST /v2/models/fashion/classify HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n")
+            answer = sock.recv(4096)
+            waited = time.time() - t0
+            rest = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 413"), answer
+        assert waited < 30, f"the 413 came after {waited:.1f} s: the server waited for the body"
+        assert b"max-body-mb" in answer or b"max-body-mb" in rest, answer + rest
         s.check_alive("413")
         small = infer_body(np.zeros((1, 1, 4, 4), np.float32))[0]  # under the limit: parsed, then refused for its shape
         expect_error(s, 400, "POST", "/v2/models/fashion/infer", small, mention="shape")
