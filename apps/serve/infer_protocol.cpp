@@ -34,10 +34,13 @@ class DataCollector {
  public:
   DataCollector(std::vector<float> &out, size_t max_values) : out_(out), max_values_(max_values) {}
 
-  bool operator()(int /*depth*/, json::parse_event_t event, json &parsed) {
+  bool operator()(int depth, json::parse_event_t event, json &parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start: {
+        // A request nests a few levels; a body of brackets alone would
+        // otherwise build a tree of millions of levels (~100 bytes each).
+        if (depth > kMaxDepth) bad("the request nests deeper than " + std::to_string(kMaxDepth) + " levels");
         const std::string name =
             stack_.empty() ? "" : (stack_.back().is_object ? stack_.back().last_key : std::string("[]"));
         stack_.push_back({event == json::parse_event_t::object_start, name, {}});
@@ -64,6 +67,7 @@ class DataCollector {
 
  private:
   static constexpr size_t kDataFrame = 3;  // root {}, "inputs" [], element {}, "data" []
+  static constexpr int kMaxDepth = 32;
 
   bool in_data() {
     if (stack_.size() <= kDataFrame) return false;

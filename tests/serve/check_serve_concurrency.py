@@ -12,7 +12,6 @@
 
   /usr/bin/python3 check_serve_concurrency.py --pola build/apps/pola --models models
 """
-import argparse
 import json
 import os
 import re
@@ -26,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_fixture import Server, infer_body, infer_logits, pola_run_logits  # noqa: E402
+from serve_fixture import Server, test_arguments, infer_body, infer_logits, pola_run_logits  # noqa: E402
 
 CLIENTS = 32
 
@@ -149,11 +148,7 @@ def check_sigterm_drains(args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--models", required=True)
-    args = ap.parse_args()
-    args.model = os.path.join(args.models, "fashion_pola_pvt.pola")
+    args = test_arguments()
     with tempfile.TemporaryDirectory() as work:
         check_own_answers(args, work)
     check_queue_full(args)

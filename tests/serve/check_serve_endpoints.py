@@ -14,7 +14,6 @@ With the shipped Fashion-MNIST models (two served at once):
 
   /usr/bin/python3 check_serve_endpoints.py --pola build/apps/pola --models models
 """
-import argparse
 import glob
 import json
 import os
@@ -27,7 +26,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_fixture import Server, infer_body, infer_logits, pola_run_logits  # noqa: E402
+from serve_fixture import Server, test_arguments, infer_body, infer_logits, pola_run_logits  # noqa: E402
 
 
 def expect_error(server, status, method, path, body=None, headers=None, mention=""):
@@ -189,11 +188,7 @@ def check_limits(args, samples, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--models", required=True)
-    args = ap.parse_args()
-    args.model = os.path.join(args.models, "fashion_pola_pvt.pola")
+    args = test_arguments()
     samples = sorted(glob.glob(os.path.join(args.models, "samples", "*.png")))
     assert len(samples) >= 4, samples
     with tempfile.TemporaryDirectory() as work:

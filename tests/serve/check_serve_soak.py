@@ -10,7 +10,6 @@ printed. Exit 0 after SIGTERM.
 
   /usr/bin/python3 check_serve_soak.py --pola build/apps/pola --models models --seconds 120
 """
-import argparse
 import glob
 import os
 import statistics
@@ -21,18 +20,14 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_fixture import Server, infer_body  # noqa: E402
+from serve_fixture import Server, test_arguments, infer_body  # noqa: E402
 
 CLIENTS = 8
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--seconds", type=float, default=120)
-    args = ap.parse_args()
-    model = os.path.join(args.models, "fashion_pola_pvt.pola")
+    args = test_arguments(lambda ap: ap.add_argument("--seconds", type=float, default=120))
+    model = args.model
     images = [open(p, "rb").read() for p in sorted(glob.glob(os.path.join(args.models, "samples", "*.png")))]
     rng = np.random.default_rng(9)
     tensors = [infer_body(rng.standard_normal((n, 1, 32, 32)), binary=b) for n in (1, 2, 3) for b in (False, True)]

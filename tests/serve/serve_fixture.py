@@ -7,6 +7,7 @@ The server listens on a free loopback port; leaving the `with` block always stop
 SIGKILL if it does not exit in time) and checks nothing crashed. Its stderr (the access log) is kept
 in `s.log()`.
 """
+import argparse
 import http.client
 import json
 import os
@@ -15,6 +16,18 @@ import socket
 import subprocess
 import tempfile
 import time
+
+
+def test_arguments(configure=None):
+    """The command line every serve test takes: --pola BINARY --models DIR (args.model: the default model)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pola", required=True)
+    ap.add_argument("--models", required=True, help="the models/ folder (model files and samples/)")
+    if configure:
+        configure(ap)
+    args = ap.parse_args()
+    args.model = os.path.join(args.models, "fashion_pola_pvt.pola")
+    return args
 
 
 def free_port():
