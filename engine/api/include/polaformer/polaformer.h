@@ -132,6 +132,32 @@ POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const
  * lives as long as the model; NULL (with pola_last_error) on failure. */
 POLA_API const char *pola_model_info_json(const pola_model *model);
 
+/* ---- Converting checkpoints (what `pola convert` does) -------------------
+ * For bindings and tools that convert without the `pola` program. */
+
+/* What pola_convert may change in the written model's metadata. Start from
+ * pola_default_convert_options(): every field then means "keep" (the input
+ * model file's value) or "default" (for a checkpoint). */
+typedef struct pola_convert_options {
+  const char *arch;          /* NULL or "": detect; else the preset the checkpoint must be (pola_pvt_tiny, ...) */
+  const char *labels_file;   /* NULL: keep; else class names, one per line, in class-index order */
+  const double *mean;        /* NULL: keep; else num_mean values, one per input channel */
+  int num_mean;
+  const double *std;         /* NULL: keep; else num_std values (> 0), one per input channel */
+  int num_std;
+  int resize;                /* 0: keep; else the square size images are resized to */
+  int crop;                  /* 0: keep; else the center crop (= the model's input size) */
+  const char *interpolation; /* NULL: keep; else the resize filter (the engine implements "bicubic") */
+} pola_convert_options;
+
+POLA_API pola_convert_options pola_default_convert_options(void);
+
+/* Converts `checkpoint` (a torch.save zip, a safetensors file, or a model
+ * file to re-write) into the model file `output` (options may be NULL).
+ * Everything is read and checked before anything is written, and the output
+ * appears whole or not at all; an output naming one of the inputs is refused. */
+POLA_API pola_status pola_convert(const char *checkpoint, const char *output, const pola_convert_options *options);
+
 /* ---- One engine call for several callers' images (issue 22: servers) ------
  * A server batching concurrent requests holds each request's images in its
  * own array and wants each request's logits back in its own array. */
