@@ -8,14 +8,14 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
+#include <optional>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>

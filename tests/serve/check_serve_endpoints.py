@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_fixture import Server, test_arguments, infer_body, infer_logits, pola_run_logits  # noqa: E402
+from serve_fixture import Server, free_port, test_arguments, infer_body, infer_logits, pola_run_logits  # noqa: E402
 
 
 def expect_error(server, status, method, path, body=None, headers=None, mention=""):
@@ -187,6 +187,30 @@ def check_limits(args, samples, work):
     print("limits: 413 over --max-body-mb, 401 without the key, 200 with it")
 
 
+def check_start_errors(args, work):
+    """Bad command lines end at once with exit 1 and a message naming the problem."""
+    def start(*argv):
+        r = subprocess.run([args.pola, "serve", *argv], capture_output=True, text=True, timeout=120)
+        return r.returncode, r.stderr
+    missing = os.path.join(work, "no_such_model.pola")
+    code, err = start("--model", f"m={missing}", "--port", str(free_port()))
+    assert code == 1 and "no_such_model.pola" in err, (code, err)
+    code, err = start("--model", args.model, "--port", str(free_port()))
+    assert code == 1 and "NAME=PATH" in err, (code, err)
+    code, err = start("--model", f"a b={args.model}", "--port", str(free_port()))
+    assert code == 1 and "model name" in err, (code, err)
+    code, err = start("--model", f"m={args.model}", "--model", f"m={args.model}", "--port", str(free_port()))
+    assert code == 1 and "twice" in err, (code, err)
+    code, err = start("--model", f"m={args.model}", "--api-key-file", missing, "--port", str(free_port()))
+    assert code == 1 and "no_such_model.pola" in err, (code, err)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        code, err = start("--model", f"m={args.model}", "--port", str(taken.getsockname()[1]))
+    assert code == 1 and "cannot listen" in err, (code, err)
+    print("start errors: exit 1 naming the model file, the --model syntax, the key file, the busy port")
+
+
 def main():
     args = test_arguments()
     samples = sorted(glob.glob(os.path.join(args.models, "samples", "*.png")))
@@ -206,6 +230,7 @@ def main():
             assert any('"POST /v2/models/fashion/classify" 200' in l and "batch=1" in l for l in lines), log[-2000:]
             assert any('"GET /v2/models/shoes" 404' in l for l in lines), log[-2000:]
         check_limits(args, samples, work)
+        check_start_errors(args, work)
     print("serve endpoints: OK")
 
 
