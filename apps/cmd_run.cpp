@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.h"
+#include "precision_option.h"
 #include "weights/file_access.h"
 #include "engine/io/npy.h"
 #include "engine/model.h"
@@ -17,11 +18,12 @@
 namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
-                 int threads, const std::string &dump_dir, bool allow_nonfinite) {
+                 int threads, const std::string &dump_dir, bool allow_nonfinite, pola::PrecisionRequest precision) {
   pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
   opt.allow_nonfinite = allow_nonfinite;
+  opt.precision = precision;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
   pola::io::NpyArray x = pola::io::read_npy(input_path);
@@ -77,7 +79,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto allow_nonfinite = std::make_shared<bool>(false);
   cmd->add_flag("--allow-nonfinite", *allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite logits, instead of refusing them");
-  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite); });
+  auto precision = std::make_shared<pola::PrecisionRequest>(pola::PrecisionRequest::fp32);
+  pola::app::add_precision_option(*cmd, *precision);
+  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision); });
 });
 
 } // namespace

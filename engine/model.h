@@ -12,6 +12,7 @@
 #include "engine/graph.h"
 #include "engine/packed_weights.h"
 #include "engine/plan.h"
+#include "engine/precision.h"
 #include "engine/weight_store.h"
 #include "model/model_config.h"
 
@@ -23,6 +24,9 @@ struct ModelOptions {
   // logits are not all finite (an answer of NaN is never returned as one).
   // True lets both through, for callers that handle them.
   bool allow_nonfinite = false;
+  // fp32 (default: exact parity), bf16 (the GEMMs in bf16 with fp32
+  // accumulation; refused without AVX512-BF16 or AMX-BF16) or automatic.
+  PrecisionRequest precision = PrecisionRequest::fp32;
 };
 
 class Model {
@@ -40,6 +44,8 @@ class Model {
   const weights::ModelFile &file() const { return weights_.file(); }
   const std::vector<std::string> &class_names() const { return class_names_; }
   int threads() const { return threads_; }
+  // What the model runs at and why (the resolved --precision).
+  const PrecisionChoice &precision() const { return precision_; }
   int64_t input_size() const; // floats per image: in_chans * img * img
 
   // logits[b, :] for `batch` images of input (batch, in_chans, img, img).
@@ -51,6 +57,8 @@ class Model {
   // all its tensors (one buffer each).
   struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0; };
   ArenaSizes arena_sizes(int batch);
+  // Bytes of the weights packed for oneDNN (bf16: half of fp32's).
+  size_t packed_weight_bytes() const { return packed_.packed_bytes(); }
 
  private:
   Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
@@ -66,6 +74,7 @@ class Model {
   std::vector<std::string> class_names_;
   int threads_;
   bool allow_nonfinite_ = false;
+  PrecisionChoice precision_;
   std::mutex pool_mutex_;
   std::multimap<int, std::unique_ptr<Plan>> idle_plans_;
 };
