@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "command.h"
+#include "precision_option.h"
 #include "serve/serve_options.h"
 #include "weights/error.h"
 
@@ -26,6 +27,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto o = std::make_shared<pola::serve::ServeOptions>();
   auto specs = std::make_shared<std::vector<std::string>>();
   auto policy = std::make_shared<std::string>("adaptive");
+  auto precision = std::make_shared<pola::PrecisionRequest>(pola::PrecisionRequest::fp32);
   auto *c = root.add_subcommand("serve", "Serve models over HTTP (Open Inference Protocol / KServe v2), with dynamic batching");
   c->footer("Endpoints: GET /v2/health/live, /v2/health/ready, /v2/models/NAME, /v2/models/NAME/ready, /metrics;\n"
             "POST /v2/models/NAME/infer (FP32 NCHW tensor, JSON or binary), POST /v2/models/NAME/classify?top=K\n"
@@ -53,8 +55,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--timeout", o->timeout_s, "Seconds a connection may stall, and a request body may take, before it is dropped")
       ->check(CLI::Range(1, 3600));
   c->add_flag("--verbose,-v", o->verbose, "Every engine call (batch size, time) on stderr too");
-  c->callback([o, specs, policy] {
+  pola::app::add_precision_option(*c, *precision);
+  c->callback([o, specs, policy, precision] {
     o->fixed_wait = *policy == "fixed";
+    o->precision = *precision == pola::PrecisionRequest::bf16        ? POLA_PRECISION_BF16
+                   : *precision == pola::PrecisionRequest::automatic ? POLA_PRECISION_AUTO
+                                                                      : POLA_PRECISION_FP32;
     for (const auto &s : *specs) o->models.push_back(split_model(s));
     try {
       pola::serve::run_server(*o);

@@ -252,6 +252,7 @@ InferAnswer make_infer_answer(const std::string &model_name, const InferRequest 
 json model_metadata(const std::string &name, const polaformer::Model &model) {
   const auto s = model.input_shape();
   json info = json::parse(model.info_json());
+  info["precision"] = model.precision(); // what --precision resolved to on this CPU
   return {{"name", name},
           {"versions", json::array({"1"})},
           {"platform", "polaformer"},

@@ -131,6 +131,7 @@ class Server {
     max_body_ = static_cast<size_t>(o.max_body_mb * 1024 * 1024);
     pola_options engine = pola_default_options();
     engine.threads = o.threads;
+    engine.precision = o.precision;
     BatchLimits limits;
     limits.max_batch = o.max_batch;
     limits.max_wait = std::chrono::microseconds(static_cast<long long>(o.max_wait_ms * 1000));

@@ -22,8 +22,10 @@ Model(path, threads=None, precision=None, allow_nonfinite=False)
   path       the model file (str or os.PathLike)
   threads    engine threads per run: None = all cores; with several models
              or processes on one machine, give each a share of the cores
-  precision  None or 'fp32' (the only precision of this build; 'bf16' is
-             refused with a ValueError saying it is not available)
+  precision  None or 'fp32' (exact), 'bf16' (linear layers and patch
+             embeddings in bf16 with fp32 accumulation; needs AMX-BF16 or
+             AVX512-BF16, else InputError naming what is missing) or 'auto'
+             (bf16 where the CPU has it natively); .precision says which ran
   allow_nonfinite
              False: inputs holding NaN/Inf, and runs whose logits are not
              finite, raise polaformer.InputError; True: they pass through
@@ -118,7 +120,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("input_shape", &PyModel::input_shape, "(C, H, W) of one preprocessed image.")
       .def_property_readonly("path", &PyModel::path, "The model file this was loaded from.")
       .def_property_readonly("threads", &PyModel::threads, "Engine threads per run (0 = all cores).")
-      .def_property_readonly("precision", [](const PyModel &) { return "fp32"; }, "The arithmetic precision: 'fp32'.")
+      .def_property_readonly("precision", &PyModel::precision,
+                             "The arithmetic precision the model runs at: 'fp32' or 'bf16' ('auto' resolved).")
       .def("__repr__", &PyModel::repr);
 
   m.def("convert", &polaformer_py::convert, py::arg("checkpoint"), py::arg("output"), py::arg("labels") = py::none(),

@@ -34,21 +34,23 @@ int threads_argument(const py::object &threads) {
   return static_cast<int>(n);
 }
 
-// Precisions other than float32 come with the reduced-precision work; until
-// then they are named and refused.
-void check_precision(const py::object &precision) {
-  if (precision.is_none()) return;
-  if (!py::isinstance<py::str>(precision)) throw_input_error("Model: precision must be None or a str such as 'fp32'");
+// None or 'fp32' | 'bf16' | 'auto', as the CLI's --precision; a CPU without
+// native bf16 refuses 'bf16' when the model loads (the engine's message).
+pola_precision precision_argument(const py::object &precision) {
+  if (precision.is_none()) return POLA_PRECISION_FP32;
+  if (!py::isinstance<py::str>(precision))
+    throw_input_error("Model: precision must be None or one of 'fp32', 'bf16', 'auto'");
   const std::string p = precision.cast<std::string>();
-  if (p == "fp32") return;
-  if (p == "bf16")
-    throw_input_error("Model: precision 'bf16': bf16 is not available in this build; use 'fp32' (or None)");
-  throw_input_error("Model: unknown precision '" + p + "'; this build has only 'fp32' (bf16 is not available in this build)");
+  if (p == "fp32") return POLA_PRECISION_FP32;
+  if (p == "bf16") return POLA_PRECISION_BF16;
+  if (p == "auto") return POLA_PRECISION_AUTO;
+  throw_input_error("Model: unknown precision '" + p + "'; use 'fp32', 'bf16' or 'auto'");
 }
 
-pola_options load_options(int threads, bool allow_nonfinite) {
+pola_options load_options(int threads, pola_precision precision, bool allow_nonfinite) {
   pola_options o = pola_default_options();
   o.threads = threads;
+  o.precision = precision;
   o.allow_nonfinite = allow_nonfinite ? 1 : 0;
   return o;
 }
@@ -74,8 +76,7 @@ PyModel::LoadArgs PyModel::load_args(const py::object &path, const py::object &t
   LoadArgs a;
   a.path = path_argument(path);
   a.threads = threads_argument(threads);
-  check_precision(precision); // before anything is loaded
-  a.options = load_options(a.threads, allow_nonfinite);
+  a.options = load_options(a.threads, precision_argument(precision), allow_nonfinite); // before anything is loaded
   return a;
 }
 

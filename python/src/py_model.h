@@ -26,6 +26,7 @@ class PyModel {
   std::vector<std::vector<std::pair<std::string, float>>> classify(const pybind11::object &images, int top, int batch);
 
   const std::string &path() const { return path_; }
+  std::string precision() const { return model_.precision(); }
   int threads() const { return threads_; }
   const std::vector<std::string> &classes() const { return classes_; }
   pybind11::tuple input_shape() const;

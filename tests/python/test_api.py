@@ -1,6 +1,8 @@
 """polaformer.Model and friends: what each call returns, for every kind of input it accepts."""
 import io
 import os
+import re
+import subprocess
 import pathlib
 import tracemalloc
 
@@ -36,6 +38,17 @@ def test_model_describes_itself(pvt, pvt_path):
 def test_precision_none_and_fp32_load(pvt_path):
     for p in (None, "fp32"):
         assert polaformer.Model(pvt_path, threads=1, precision=p).precision == "fp32"
+
+
+def test_precision_auto_is_what_pola_version_says(pvt_path, samples):
+    version = pola("--version")
+    picked = re.search(r"precision\s+auto = (\w+)", version).group(1)
+    m = polaformer.Model(pvt_path, threads=1, precision="auto")
+    assert m.precision == picked
+    # bf16 answers close to fp32 (and bit-equal to pola run at that precision: test_cli_parity)
+    x = np.stack([m.preprocess(p) for p in samples])
+    exact = polaformer.Model(pvt_path, threads=1).run(x)
+    assert np.abs(m.run(x) - exact).max() <= 3e-2 * np.abs(exact).max()
 
 
 def test_classify_ranks_softmax_of_run(pvt, samples):

@@ -26,6 +26,17 @@ def test_run_equals_pola_run(model_and_path, rng, tmp_path):
     np.testing.assert_array_equal(model.run(x), expected)  # the same engine on the same batch: bit for bit
 
 
+def test_auto_precision_run_equals_pola_run(model_and_path, rng, tmp_path):
+    import polaformer
+    _, path = model_and_path
+    model = polaformer.Model(path, threads=1, precision="auto")  # bf16 on a CPU with native bf16
+    x = rng.normal(size=(3, *model.input_shape)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    pola("run", "-m", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "logits.npy", "--threads", 1,
+         "--precision", "auto")
+    np.testing.assert_array_equal(model.run(x), np.load(tmp_path / "logits.npy"))
+
+
 def test_preprocess_equals_pola_preprocess(model_and_path, samples, tmp_path):
     model, path = model_and_path
     for image in samples[:3]:

@@ -1,6 +1,8 @@
 """Every bad argument gets an exception with a message naming it; nothing crashes or hangs."""
 import os
 
+import subprocess
+import sys
 import numpy as np
 import polaformer
 import pytest
@@ -38,13 +40,24 @@ def test_numpy_integers_are_thread_counts(pvt_path):
     assert polaformer.Model(pvt_path, threads=np.int64(2)).threads == 2
 
 
-def test_precisions_other_than_fp32_are_refused(pvt_path):
-    with pytest.raises(ValueError, match="bf16 is not available in this build"):
-        polaformer.Model(pvt_path, precision="bf16")
+def test_unknown_precisions_are_refused(pvt_path):
     with pytest.raises(ValueError, match="unknown precision 'fp16'"):
         polaformer.Model(pvt_path, precision="fp16")
     with pytest.raises(ValueError, match="precision must be"):
         polaformer.Model(pvt_path, precision=16)
+
+
+def test_bf16_without_native_bf16_names_what_is_missing(pvt_path):
+    # The ISA is chosen once per process, so a CPU without bf16 (POLA_ISA=avx512 caps it) is
+    # emulated in a child interpreter.
+    code = ("import polaformer, sys\n"
+            "try:\n"
+            f"    polaformer.Model({pvt_path!r}, precision='bf16')\n"
+            "except ValueError as e:\n"
+            "    print(e); sys.exit(3)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, POLA_ISA="avx512"), timeout=120)
+    assert r.returncode == 3 and "AMX-BF16" in r.stdout, (r.returncode, r.stdout, r.stderr)
 
 
 @pytest.mark.parametrize("x, match", [

@@ -17,6 +17,7 @@ With the shipped Fashion-MNIST models (two served at once):
 import glob
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -125,6 +126,24 @@ def check_refusals(s, shape, samples):
     print("refusals: 400 and 404 with JSON errors naming the problem")
 
 
+def check_precision(args, work):
+    """--precision auto serves at what `pola --version` says auto picks here, reports it in the
+    model metadata, and answers as `pola run` does at that precision (bit-equal at batch 1)."""
+    version = subprocess.run([args.pola, "--version"], capture_output=True, text=True, check=True).stdout
+    picked = re.search(r"precision\s+auto = (\w+)", version)
+    assert picked, version
+    with Server(args.pola, ["--model", f"fashion={args.model}", "--precision", "auto"]) as s:
+        _, _, meta = s.json("GET", "/v2/models/fashion")
+        assert meta["pola"]["precision"] == picked.group(1), (meta["pola"].get("precision"), version)
+        c, h, w = meta["inputs"][0]["shape"][1:]
+        x = np.random.default_rng(11).standard_normal((1, c, h, w)).astype(np.float32)
+        want = pola_run_logits(args.pola, args.model, x, work, precision=picked.group(1))
+        got = infer_logits(*s.request("POST", "/v2/models/fashion/infer", *infer_body(x)))
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (got, want)
+        assert s.stop() == 0
+    print(f"--precision auto serves at {picked.group(1)}, bit-equal to `pola run --precision {picked.group(1)}`")
+
+
 def check_metadata(s):
     assert s.json("GET", "/v2/health/live")[2] == {"live": True}
     assert s.json("GET", "/v2/health/ready")[2] == {"ready": True}
@@ -136,6 +155,7 @@ def check_metadata(s):
         assert meta["inputs"][0]["name"] == "input" and meta["inputs"][0]["datatype"] == "FP32", meta
         assert meta["outputs"] == [{"name": "logits", "datatype": "FP32", "shape": [-1, 10]}], meta
         assert arch in meta["pola"]["family"] and len(meta["pola"]["classes"]) == 10, meta["pola"]
+        assert meta["pola"]["precision"] == "fp32", meta["pola"]  # the default
         assert s.json("GET", f"/v2/models/{name}/ready")[2] == {"name": name, "ready": True}
     print("metadata and readiness as documented")
 
@@ -189,8 +209,8 @@ def check_limits(args, samples, work):
 
 def check_start_errors(args, work):
     """Bad command lines end at once with exit 1 and a message naming the problem."""
-    def start(*argv):
-        r = subprocess.run([args.pola, "serve", *argv], capture_output=True, text=True, timeout=120)
+    def start(*argv, env=None):
+        r = subprocess.run([args.pola, "serve", *argv], capture_output=True, text=True, timeout=120, env=env)
         return r.returncode, r.stderr
     missing = os.path.join(work, "no_such_model.pola")
     code, err = start("--model", f"m={missing}", "--port", str(free_port()))
@@ -208,7 +228,14 @@ def check_start_errors(args, work):
         taken.listen(1)
         code, err = start("--model", f"m={args.model}", "--port", str(taken.getsockname()[1]))
     assert code == 1 and "cannot listen" in err, (code, err)
-    print("start errors: exit 1 naming the model file, the --model syntax, the key file, the busy port")
+    code, err = start("--model", f"m={args.model}", "--precision", "fp8", "--port", str(free_port()))
+    assert code != 0 and "--precision" in err, (code, err)
+    # bf16 on a CPU without native bf16 (emulated by capping the ISA) is refused by name.
+    code, err = start("--model", f"m={args.model}", "--precision", "bf16", "--port", str(free_port()),
+                      env=dict(os.environ, POLA_ISA="avx512"))
+    assert code == 1 and "AMX-BF16" in err, (code, err)
+    print("start errors: exit 1 naming the model file, the --model syntax, the key file, the busy port, "
+          "the precision")
 
 
 def main():
@@ -231,6 +258,7 @@ def main():
             assert any('"GET /v2/models/shoes" 404' in l for l in lines), log[-2000:]
         check_limits(args, samples, work)
         check_start_errors(args, work)
+        check_precision(args, work)
     print("serve endpoints: OK")
 
 

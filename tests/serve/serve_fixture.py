@@ -164,11 +164,11 @@ def infer_logits(status, headers, body):
     return np.frombuffer(body[n:], dtype="<f4").reshape(out["shape"])
 
 
-def pola_run_logits(pola, model, array, work):
+def pola_run_logits(pola, model, array, work, precision="fp32"):
     """`pola run` logits of a float32 NCHW array (the reference the server must match)."""
     import numpy as np
     src, dst = os.path.join(work, "run_in.npy"), os.path.join(work, "run_out.npy")
     np.save(src, np.ascontiguousarray(array, dtype=np.float32))
-    subprocess.run([pola, "run", "-m", model, "-i", src, "-o", dst], check=True, stdout=subprocess.DEVNULL,
-                   timeout=600)
+    subprocess.run([pola, "run", "-m", model, "-i", src, "-o", dst, "--precision", precision], check=True,
+                   stdout=subprocess.DEVNULL, timeout=600)
     return np.load(dst)
