@@ -19,28 +19,29 @@ TEST_CASE("PVT: resolutions from the patch sizes; keys on the spatially reduced 
   REQUIRE(g.stages.size() == 4);
   const int64_t res[] = {56, 28, 14, 7}, in_side[] = {224, 56, 28, 14}, in_ch[] = {3, 64, 128, 320};
   for (size_t i = 0; i < 4; ++i) {
-    CHECK(g.stages[i].res == res[i]);
+    CHECK(g.stages[i].res_h == res[i]);
+    CHECK(g.stages[i].res_w == res[i]);
     CHECK(g.stages[i].tokens == res[i] * res[i]);
-    CHECK(g.stages[i].in_side == in_side[i]);
+    CHECK(g.stages[i].in_h == in_side[i]);
     CHECK(g.stages[i].in_channels == in_ch[i]);
     CHECK(g.stages[i].blocks.size() == 2);
   }
   const BlockGeometry &b1 = g.stages[1].blocks[1];
-  CHECK(b1.window == 28);
+  CHECK(b1.window_h == 28);
   CHECK(b1.shift == 0);
   CHECK(b1.windows == 1);
-  CHECK(b1.kv_side == 14);
+  CHECK(b1.kv_h == 14);
   CHECK(b1.kv_tokens == 196);
   CHECK(b1.pos_enc_rows == 196);
   CHECK_FALSE(b1.partitioned);
-  CHECK(g.stages[2].blocks[0].kv_side == 4);
+  CHECK(g.stages[2].blocks[0].kv_w == 4);
 }
 
 TEST_CASE("Swin: a stage that fits in its window attends globally; otherwise odd blocks shift by half") {
   const ModelGeometry g = model_geometry(*find_preset("pola_swin_t")); // windows 56 (L) and 7 (S)
   // Stage 0 (56, L): one window of the whole stage, no shift, no mask.
   for (const BlockGeometry &b : g.stages[0].blocks) {
-    CHECK(b.window == 56);
+    CHECK(b.window_h == 56);
     CHECK(b.shift == 0);
     CHECK(b.windows == 1);
     CHECK(b.pos_enc_rows == 56 * 56);
@@ -48,13 +49,13 @@ TEST_CASE("Swin: a stage that fits in its window attends globally; otherwise odd
     CHECK_FALSE(b.has_attn_mask);
   }
   // Stage 1 (28, L): the 56 window is clipped to 28.
-  CHECK(g.stages[1].blocks[1].window == 28);
+  CHECK(g.stages[1].blocks[1].window_h == 28);
   CHECK(g.stages[1].blocks[1].shift == 0);
   // Stage 2 (14, S, window 7): four windows, odd blocks shifted by 3 and masked.
   REQUIRE(g.stages[2].blocks.size() == 6);
   for (size_t j = 0; j < 6; ++j) {
     const BlockGeometry &b = g.stages[2].blocks[j];
-    CHECK(b.window == 7);
+    CHECK(b.window_h == 7);
     CHECK(b.windows == 4);
     CHECK(b.window_tokens == 49);
     CHECK(b.shift == (j % 2 ? 3 : 0));
@@ -63,7 +64,7 @@ TEST_CASE("Swin: a stage that fits in its window attends globally; otherwise odd
     CHECK(b.pos_enc_rows == 0); // softmax blocks have no positional encoding
   }
   // Stage 3 (7, S): fits its window, so no shift even for odd blocks.
-  CHECK(g.stages[3].blocks[1].window == 7);
+  CHECK(g.stages[3].blocks[1].window_w == 7);
   CHECK(g.stages[3].blocks[1].shift == 0);
   CHECK_FALSE(g.stages[3].blocks[1].has_attn_mask);
   CHECK(g.stages[3].in_channels == 384);
