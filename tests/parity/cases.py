@@ -33,13 +33,15 @@ FULL_FAST = ["pola_pvt_tiny", "pola_swin_t"]
 # Non-square sizes per reduced variant (each a multiple of the variant's downsampling product;
 # chosen so that Swin stages get padded windows, shifted masks on padded grids, stages that
 # fit one rectangular window, and PVT tables resized up and down).
-REDUCED_SIZES = {
-    "reduced_pvt_basic": (48, 84),       # multiple 12: grids 24x42, 12x21, 4x7, 4x7 (tables shrink)
-    "reduced_pvt_sr": (64, 96),          # grids 16x24, 16x24, 16x24, 8x12; kv grids 8x12, 5x8, 8x12
-    "reduced_swin_basic": (96, 128),     # S stage 3 (stored window 4): 6x8 padded to 8x8
-    "reduced_swin_windows": (64, 160),   # L 16x40 in 6-windows padded to 18x42; S 4x10 padded, masked
-    "reduced_swin_mixed": (96, 64),      # S stage 1 24x16 in 4-windows; L stage 3 fits one 6x4 window
-}
+REDUCED_SIZES = [
+    ("reduced_pvt_basic", (48, 84)),       # multiple 12: grids 24x42, 12x21, 4x7, 4x7 (tables resized)
+    ("reduced_pvt_sr", (64, 96)),          # grids 16x24, 16x24, 16x24, 8x12; kv grids 8x12, 5x8, 8x12
+    ("reduced_swin_basic", (96, 128)),     # stored windows 16, 8, 4, 2: every stage padded, shifted S mask
+    ("reduced_swin_basic", (32, 64)),      # every stage fits one rectangular window (8x16 ... 1x2): L
+                                           # encodings shrink, S biases read from the stored tables
+    ("reduced_swin_windows", (64, 160)),   # L 16x40 in 6-windows padded to 18x42; S 4x10 padded, masked
+    ("reduced_swin_mixed", (96, 64)),      # S stage 1 24x16 in 4-windows (masked); L 6x4 padded to 8x4
+]
 
 
 def size_name(size):
@@ -49,7 +51,7 @@ def size_name(size):
 def reduced_size_cases():
     """Every reduced variant at its non-square size, with its stage features."""
     return [Case(f"{arch}_{size_name(size)}_features", arch, seed=700 + k, batch=2, size=size, features=True)
-            for k, (arch, size) in enumerate(REDUCED_SIZES.items())]
+            for k, (arch, size) in enumerate(REDUCED_SIZES)]
 
 
 def full_size_cases(archs, sizes, seed, features=False):
