@@ -8,7 +8,16 @@
 //              pos/neg per channel is zero, so d selected rows of d) + 4d (the
 //              two denominators q_sim . kmean, q_opp . kmean) + d (normalisation)
 // The exp/log feature maps are not counted.
+//
+// The core reads q, k, v once and writes out once, so on a machine whose
+// cores get little memory bandwidth it is bound by that traffic, not by its
+// FLOPs. --floor times exactly that traffic with plain streaming loops over
+// the same buffers and threads (the floor any implementation of this API
+// would have), and --passes times each pass alone (n_q = 1 for the key pass,
+// n_k = 1 for the query pass), so a result says which pass is far from it.
 #include "command.h"
+
+#include <emmintrin.h>
 
 #include <sys/resource.h>
 
@@ -24,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "kernels/large_buffer.h"
 #include "peak_rss.h"
@@ -43,7 +53,51 @@ struct BenchOptions {
   std::string isa;
   bool json = false;
   bool small_pages = false;
+  bool floor = false, passes = false;
 };
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Median wall milliseconds of `runs` calls of f after `warmup` untimed ones.
+template <class F> std::vector<double> time_runs(int warmup, int runs, F &&f) {
+  for (int w = 0; w < warmup; ++w) f();
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
+
+// The core's compulsory memory traffic and nothing else: read k and v (summed,
+// so the loads cannot be dropped), read q and write it to out with
+// non-temporal stores, as the core writes a large output. SSE2 is enough:
+// one core's DRAM bandwidth is bound by its outstanding misses, not by the
+// load width. Rows split over threads in static blocks, like the core's.
+float memory_floor(const float *q, const float *k, const float *v, float *out, int64_t n, int64_t width,
+                   int threads) {
+  float total = 0.0f;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : total)
+  for (int64_t t = 0; t < n; ++t) {
+    const float *kr = k + t * width, *vr = v + t * width, *qr = q + t * width;
+    float *o = out + t * width;
+    __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
+    for (int64_t j = 0; j + 4 <= width; j += 4) {
+      acc0 = _mm_add_ps(acc0, _mm_load_ps(kr + j));
+      acc1 = _mm_add_ps(acc1, _mm_load_ps(vr + j));
+      _mm_stream_ps(o + j, _mm_load_ps(qr + j));
+    }
+    alignas(16) float lanes[4];
+    _mm_store_ps(lanes, _mm_add_ps(acc0, acc1));
+    total += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  }
+  _mm_sfence();
+  return total;
+}
 
 double cpu_seconds() {
   rusage ru{};
@@ -76,6 +130,16 @@ Floats floats(int64_t n, bool large) {
   if (large) return Floats(alloc_large_floats(size_t(n)), FloatsFree{true});
   return Floats(static_cast<float *>(::operator new[](size_t(n) * sizeof(float), std::align_val_t(64))),
                 FloatsFree{false});
+}
+
+// A string as a JSON string body (quotes and backslashes escaped, controls dropped).
+std::string json_safe(const std::string &in) {
+  std::string out;
+  for (char ch : in) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+  }
+  return out;
 }
 
 void run_bench(const BenchOptions &o) {
@@ -123,27 +187,41 @@ void run_bench(const BenchOptions &o) {
   a.threads = threads;
 
   for (int w = 0; w < o.warmup; ++w) table.pola_attention(a); // page-in, thread pool start
-  std::vector<double> ms;
   const double cpu0 = cpu_seconds();
-  for (int r = 0; r < o.runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    table.pola_attention(a);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  const std::vector<double> ms = time_runs(0, o.runs, [&] { table.pola_attention(a); });
   // CPU time per run across all threads: on a shared machine, wall time / CPU
   // time shows how much of the cores the benchmark actually got.
   const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / o.runs;
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  const double median = median_of(ms);
+  double key_ms = -1, query_ms = -1, floor_ms = -1;
+  if (o.passes) {
+    PolaAttnArgs key_only = a, query_only = a;
+    key_only.n_q = 1;
+    query_only.n_k = 1;
+    key_ms = median_of(time_runs(o.warmup, o.runs, [&] { table.pola_attention(key_only); }));
+    query_ms = median_of(time_runs(o.warmup, o.runs, [&] { table.pola_attention(query_only); }));
+  }
+  if (o.floor) {
+    volatile float sink = 0.0f;
+    floor_ms = median_of(time_runs(o.warmup, o.runs, [&] {
+      sink = memory_floor(q.get(), k.get(), v.get(), out.get(), n, width, threads);
+    }));
+    (void)sink;
+    table.pola_attention(a); // out holds the core's answer again (checksum)
+  }
   const double d = o.head_dim;
   const double flops = double(n) * o.heads * ((2.0 * d * d + 2 * d) + (2.0 * d * d + 5 * d));
   const double gflops = flops / (median * 1e-3) / 1e9;
   const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
+  const double io_gb = 4.0 * double(elems) * sizeof(float) / 1e9;
   const double rss = pola::app::peak_rss_mb();
   const long long huge_bytes = resident_huge_page_bytes();
   const double huge_mb = huge_bytes < 0 ? -1.0 : double(huge_bytes) / (1024.0 * 1024.0);
+  const auto &cpu = pola::kernels::cpu_info();
+  std::string features;
+  for (const auto &f : cpu.features) features += (features.empty() ? "" : " ") + f;
   double checksum = 0;
   for (int64_t i = 0; i < elems; i += 997) checksum += out[size_t(i)];
 
@@ -151,15 +229,26 @@ void run_bench(const BenchOptions &o) {
     std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
                 "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"cpu_ms_per_run\": %.4f, \"gflops\": %.3f, "
                 "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"huge_page_mb\": %.1f, "
-                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\"}\n",
+                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"fp32\", "
+                "\"traffic_gb_per_s\": %.3f, \"key_pass_ms\": %.4f, \"query_pass_ms\": %.4f, \"floor_ms\": %.4f, "
+                "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\"}}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
-                POLA_GIT_COMMIT);
+                POLA_GIT_COMMIT, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
+                cpu.logical_cores, features.c_str());
   } else {
     std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s threads=%d runs=%d commit=%s\n",
                 (long long)n, o.heads, o.head_dim, isa_name(table.isa), threads, o.runs, POLA_GIT_COMMIT);
+    std::printf("  cpu %s\n", pola::kernels::cpu_summary().c_str());
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
                 sorted.front(), sorted.back(), cpu_ms);
+    std::printf("  traffic %.2f GB/s (q, k, v read and out written once: %.2f GB per call)\n",
+                io_gb / (median * 1e-3), io_gb);
+    if (o.passes)
+      std::printf("  key pass alone %.3f ms, query pass alone %.3f ms\n", key_ms, query_ms);
+    if (o.floor)
+      std::printf("  memory floor %.3f ms (the same traffic, streaming loops; %.2f GB/s): core = %.2fx floor\n",
+                  floor_ms, io_gb / (floor_ms * 1e-3), median / floor_ms);
     std::printf("  %.2f GFLOP/s (%.4g FLOP per call: key 2*d*d+2d, query 2*d*d+5d per token-head)\n",
                 gflops, flops);
     std::printf("  peak RSS %.1f MB (q, k, v, out: %.1f MB; ratio %.3f)\n", rss, io_mb, rss / io_mb);
@@ -186,6 +275,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_flag("--json", opts->json, "Print one JSON object");
   c->add_flag("--small-pages", opts->small_pages,
               "Allocate q, k, v, out on the ordinary heap (4 KB pages) instead of 2 MB-aligned huge pages");
+  c->add_flag("--floor", opts->floor,
+              "Also time the memory floor: the same q, k, v reads and out writes with plain streaming loops");
+  c->add_flag("--passes", opts->passes, "Also time each pass alone (key: n_q = 1; query: n_k = 1)");
   c->callback([opts] { run_bench(*opts); });
 });
 

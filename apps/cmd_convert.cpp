@@ -6,7 +6,7 @@
 
 #include "weights/file_access.h"
 #include "command.h"
-#include "engine/preprocess/preprocess.h"
+#include "engine/api/convert_checks.h"
 #include "number_list.h"
 #include "weights/class_names.h"
 #include "weights/converter.h"
@@ -17,33 +17,6 @@ struct ConvertArgs {
   std::string input, output, arch, labels, mean, std, interpolation;
   int64_t resize = 0, crop = 0;
 };
-
-// The engine decides which preprocessing it can run (interpolations, sizes,
-// channels); asking it here means a converted file always loads. Option values
-// were checked already, so what fails here came from the input's metadata.
-void check_engine_can_run(const nlohmann::json &pre, const pola::ModelConfig &config, const ConvertArgs &a) {
-  const std::string culprit = a.input + ": the preprocess metadata to write, " + pre.dump() + ",";
-  pola::preprocess::PreprocessSpec spec;
-  try {
-    spec = pola::preprocess::PreprocessSpec::from_json(pre.dump());
-  } catch (const pola::InputError &e) {
-    throw pola::InputError(culprit + " is not usable: " + e.what() + "; nothing written");
-  }
-  if (spec.channels != config.in_chans)
-    throw pola::InputError(culprit + " has 'channels' " + std::to_string(spec.channels) + " but the model takes " +
-                           std::to_string(config.in_chans) + "; nothing written");
-}
-
-// The engine's own check of an interpolation name, before any file is opened.
-void check_interpolation(const std::string &name) {
-  pola::preprocess::PreprocessSpec probe; // defaults are valid; only the name is under test
-  probe.interpolation = name;
-  try {
-    probe.validate();
-  } catch (const pola::InputError &e) {
-    throw pola::InputError("--interpolation " + name + ": " + e.what());
-  }
-}
 
 pola::weights::MetadataOverrides overrides_from(const ConvertArgs &a, const CLI::App &c) {
   pola::weights::MetadataOverrides o;
@@ -56,7 +29,7 @@ pola::weights::MetadataOverrides overrides_from(const ConvertArgs &a, const CLI:
   if (c.count("--resize")) o.resize = a.resize;
   if (c.count("--crop")) o.crop = a.crop;
   if (c.count("--interpolation")) {
-    check_interpolation(a.interpolation);
+    pola::api::check_interpolation_name(a.interpolation, "--interpolation " + a.interpolation);
     o.interpolation = a.interpolation;
   }
   return o;
@@ -103,7 +76,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     opt.arch = args->arch;
     opt.metadata = overrides_from(*args, *c); // labels file read (and checked) before the checkpoint is opened
     opt.check_preprocess = [args](const nlohmann::json &pre, const pola::ModelConfig &config) {
-      check_engine_can_run(pre, config, *args);
+      pola::api::check_engine_can_run(pre, config, args->input);
     };
     const auto r = pola::weights::convert_checkpoint(args->input, args->output, opt);
     std::printf("converted %s (%s) -> %s\n", args->input.c_str(), r.container.c_str(), args->output.c_str());

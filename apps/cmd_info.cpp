@@ -8,6 +8,7 @@
 #include "model/config_json.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
+#include "weights/model_summary.h"
 
 namespace {
 
@@ -47,27 +48,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->callback([args] {
     using namespace pola::weights;
     const ModelFile f = ModelFile::open(args->model);
+    const nlohmann::json j = model_summary(f);
+    const nlohmann::json &pre = j["preprocess"];
+    const auto classes = j["classes"].get<std::vector<std::string>>();
     const pola::ModelConfig cfg = read_model_config(f);
-    check_model_tensors(f, cfg);
-    const auto classes = read_class_names(f, cfg);
-    const nlohmann::json pre = read_preprocess(f);
-    int64_t params = 0;
-    for (const auto &t : f.tensors()) params += t.numel;
-    const std::string arch = f.metadata().count("arch") ? f.metadata_at("arch") : "custom";
-
-    nlohmann::json j;
-    j["path"] = f.path();
-    j["format"] = f.metadata_at("format");
-    j["format_version"] = f.metadata_at("format_version");
-    j["arch"] = arch;
-    j["family"] = pola::family_name(cfg.family);
-    j["config"] = config_to_json(cfg);
-    j["preprocess"] = pre;
-    j["parameters"] = params;
-    j["tensors"] = f.tensors().size();
-    j["file_bytes"] = f.file_size();
-    j["num_classes"] = classes.size();
-    j["classes"] = classes;
+    const std::string arch = j["arch"];
+    const int64_t params = j["parameters"];
     if (args->json) {
       std::printf("%s\n", j.dump(2).c_str());
       return;

@@ -19,6 +19,12 @@ PACKAGES=(
   python3 python3-numpy python3-torch python3-torchvision python3-pil python3-skimage
   # real data for the trained default models
   dataset-fashion-mnist
+  # `pola serve` (HTTP on cpp-httplib; its CMake config needs brotli, ssl and zlib headers, which it depends on)
+  libcpp-httplib-dev
+  # the Python binding (pybind11's CMake config needs the Python headers, python3-dev) and its tests
+  pybind11-dev python3-dev python3-pytest
+  # scale-out on Dask (examples/dask_classify.py and its test)
+  python3-distributed
 )
 
 missing=()

@@ -25,20 +25,20 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 
 if [[ "$STEPS" == *,asan,* ]]; then
   echo "sanitize: AddressSanitizer + UBSan + LeakSanitizer build (build-asan)"
-  # No benchmarks: no sanitized test runs them.
-  cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined -DPOLA_BUILD_BENCH=OFF >/dev/null
+  # No benchmarks: no sanitized test runs them. No Python binding: its tests would load the
+  # sanitized library into an unsanitized Python, which ASan refuses.
+  cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined -DPOLA_BUILD_BENCH=OFF -DPOLA_BUILD_PYTHON=OFF >/dev/null
   cmake --build build-asan -j"$JOBS"
   # Not run under ASan: parity_* and training.* (PyTorch reference runs dominate,
   # tens of minutes; their engine paths are the same ones the C++ suites, the
   # fuzz replays and security.* cover), reference_selftest (no binary of ours),
-  # weights.convert_timing (a speed test, meaningless under ASan),
   # api.installed_package and docs.usage (they compile consumers out of tree
   # without the sanitizer flags, which cannot link the sanitized library),
   # cli.class_names (it also loads the sanitized libpolaformer.so into an
   # unsanitized Python through ctypes, which ASan refuses; its CLI cases run
   # the same loader code that the C++ suites cover under ASan).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_|training\.|reference_selftest$|weights\.convert_timing$|api\.installed_package$|docs\.usage$|cli\.class_names$)'
+        -E '^(parity_|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
@@ -47,7 +47,7 @@ if [[ "$STEPS" == *,tsan,* ]]; then
   # thread per run keeps the check on what matters here, four caller threads
   # sharing one model (plan pool, weight cache, packed weights).
   echo "sanitize: ThreadSanitizer build (build-tsan), OMP_NUM_THREADS=1"
-  cmake -S . -B build-tsan "${CONFIG[@]}" -DPOLA_SANITIZE=thread -DPOLA_BUILD_BENCH=OFF >/dev/null
+  cmake -S . -B build-tsan "${CONFIG[@]}" -DPOLA_SANITIZE=thread -DPOLA_BUILD_BENCH=OFF -DPOLA_BUILD_PYTHON=OFF >/dev/null
   cmake --build build-tsan -j"$JOBS" --target test_concurrent_runs
   OMP_NUM_THREADS=1 build-tsan/tests/security/test_concurrent_runs
 fi

@@ -38,6 +38,8 @@ BlockLayout find_block(const ModelConfig &cfg, const std::string &name) {
   if (!std::regex_match(name, m, pvt ? pvt_name : swin_name))
     unknown_block(cfg, name, pvt ? "a PVT block is named block<stage 1..4>.<index>"
                                  : "a Swin block is named layers.<stage 0..3>.blocks.<index>");
+  // More digits than any model has blocks would overflow std::stol.
+  if (m[1].length() > 4 || m[2].length() > 4) unknown_block(cfg, name, "no such block");
   const long stage = std::stol(m[1].str()) - (pvt ? 1 : 0);
   const long index = std::stol(m[2].str());
   if (stage < 0 || stage >= static_cast<long>(cfg.stages.size()) || index >= cfg.stages[stage].depth)

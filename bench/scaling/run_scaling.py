@@ -33,6 +33,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -240,6 +241,8 @@ def main():
     ap.add_argument("--mem-budget-gb", type=float, default=0.7 * mem_available_gb())
     ap.add_argument("--under-load", action="store_true", help="say in results.md that the machine was busy")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    ap.add_argument("--cases-dir", default=os.path.join(tempfile.gettempdir(), "pola_scaling_cases"),
+                    help="where the random-weight model files go (not the repository: ~160 MB)")
     args = ap.parse_args()
     args.bench = os.path.join(args.build, "bench", "scaling", "pola_features_bench")
     if not os.path.exists(args.bench):
@@ -250,7 +253,7 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
     for k, arch in enumerate(args.models.split(",")):
-        case_dir = os.path.join(args.out_dir, "cases", arch)
+        case_dir = os.path.join(args.cases_dir, arch)
         make_case(arch, 1000 + k, case_dir)
         extra = [int(s) for s in args.pvt_extra.split(",") if s] if "pvt" in arch else []
         print(f"{arch}:", flush=True)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,4 +20,8 @@ struct pola_model {
   // still work and image calls report image_spec_error.
   std::optional<pola::preprocess::PreprocessSpec> image_spec;
   std::string image_spec_error;
+  // pola_model_info_json's answer, made on first call (mutable: the call is
+  // a const query that caches), guarded by a once-flag for concurrent calls.
+  mutable std::string info_json;
+  mutable std::once_flag info_once;
 };

@@ -4,7 +4,8 @@
   DIR/model.pola    a 3-channel 72 x 72 PVT with spatial reduction, 21 classes (PyTorch reference)
   DIR/input.f32     3 images, float32 NCHW, raw little-endian
   DIR/logits.f32    the reference's logits for them (3 x 21), raw float32
-  DIR/photo.png     a real photograph (skimage's chelsea)
+  DIR/photo.png     a real photograph (skimage's chelsea), 451 x 300
+  DIR/photo_rgb.u8, photo_rgba.u8   its pixels, HWC RGB and RGBA
   DIR/not_a_model.txt  a text file
   DIR/sized/...     the same model at another input size (issue 21): sized_input.f32 (2 images of
                     3 x 64 x 96), sized_logits.f32, stage{1..4}.f32 (NCHW features: the reference's
@@ -35,7 +36,14 @@ def main():
     logits.numpy().astype("<f4").tofile(os.path.join(out, "logits.f32"))
     import skimage.data
     import skimage.io
-    skimage.io.imsave(os.path.join(out, "photo.png"), skimage.data.chelsea(), check_contrast=False)
+    import numpy as np
+    photo = skimage.data.chelsea()  # 300 x 451 x 3
+    skimage.io.imsave(os.path.join(out, "photo.png"), photo, check_contrast=False)
+    # The same pixels decoded, for pola_model_preprocess_pixels: HWC RGB, and
+    # RGBA with an arbitrary alpha that preparing must ignore (PIL drops it).
+    photo.astype(np.uint8).tofile(os.path.join(out, "photo_rgb.u8"))
+    alpha = np.random.default_rng(SEED).integers(0, 256, photo.shape[:2] + (1,), dtype=np.uint8)
+    np.concatenate([photo, alpha], axis=2).tofile(os.path.join(out, "photo_rgba.u8"))
     with open(os.path.join(out, "not_a_model.txt"), "w") as f:
         f.write("this is not a model\n")
     write_sized_fixture(os.path.join(out, "sized"))

@@ -104,6 +104,77 @@ static void test_images(pola_model *m, const char *dir) {
   free(x);
 }
 
+/* Bytes of a whole file, malloc'd; *size receives the length. */
+static unsigned char *read_bytes(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  unsigned char *data;
+  long n;
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(2);
+  }
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  data = (unsigned char *)malloc((size_t)n + 1);
+  if (fread(data, 1, (size_t)n, f) != (size_t)n) exit(2);
+  fclose(f);
+  *size = (size_t)n;
+  return data;
+}
+
+/* Images in memory (encoded bytes, decoded pixels) prepare exactly as the
+ * file does, and bad ones are refused. */
+static void test_images_in_memory(pola_model *m, const char *dir) {
+  enum { PHOTO_H = 300, PHOTO_W = 451 };
+  const size_t per_image = (size_t)CHANNELS * SIZE * SIZE;
+  float *want = (float *)malloc(per_image * sizeof(float));
+  float *got = (float *)malloc(per_image * sizeof(float));
+  size_t png_size = 0, rgb_size = 0, rgba_size = 0, text_size = 0;
+  unsigned char *png = read_bytes(fixture_path(dir, "photo.png"), &png_size);
+  unsigned char *rgb = read_bytes(fixture_path(dir, "photo_rgb.u8"), &rgb_size);
+  unsigned char *rgba = read_bytes(fixture_path(dir, "photo_rgba.u8"), &rgba_size);
+  unsigned char *text = read_bytes(fixture_path(dir, "not_a_model.txt"), &text_size);
+  CHECK(rgb_size == (size_t)PHOTO_H * PHOTO_W * 3 && rgba_size == (size_t)PHOTO_H * PHOTO_W * 4);
+  CHECK(pola_model_preprocess_image(m, fixture_path(dir, "photo.png"), want) == POLA_OK);
+
+  CHECK(pola_model_preprocess_image_bytes(m, png, png_size, got) == POLA_OK);
+  CHECK(max_abs_diff(want, got, per_image) == 0);
+  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_OK);
+  CHECK(max_abs_diff(want, got, per_image) == 0);
+  CHECK(pola_model_preprocess_pixels(m, rgba, PHOTO_H, PHOTO_W, 4, got) == POLA_OK);
+  CHECK(max_abs_diff(want, got, per_image) == 0);
+  /* the wrong geometry gives another image, not the same one */
+  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_W, PHOTO_H, 3, got) == POLA_OK);
+  CHECK(max_abs_diff(want, got, per_image) > 0.1);
+
+  CHECK(pola_model_preprocess_image_bytes(m, text, text_size, got) == POLA_ERROR_INPUT);
+  CHECK(strstr(pola_last_error(), "image bytes") != NULL);
+  CHECK(pola_model_preprocess_image_bytes(m, png, png_size / 2, got) == POLA_ERROR_INPUT);
+  CHECK(pola_model_preprocess_image_bytes(m, png, 0, got) == POLA_ERROR_INPUT);
+  CHECK(pola_model_preprocess_image_bytes(m, NULL, 10, got) == POLA_ERROR_INPUT);
+  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 5, got) == POLA_ERROR_INPUT);
+  CHECK(strstr(pola_last_error(), "channels") != NULL);
+  CHECK(pola_model_preprocess_pixels(m, rgb, 0, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
+  CHECK(pola_model_preprocess_pixels(m, rgb, 1 << 30, 1 << 30, 3, got) == POLA_ERROR_INPUT);
+  CHECK(pola_model_preprocess_pixels(NULL, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
+
+  {
+    const char *info = pola_model_info_json(m);
+    CHECK(info != NULL);
+    CHECK(info && strstr(info, "\"num_classes\":21") != NULL);
+    CHECK(info && strstr(info, "\"family\":") != NULL);
+    CHECK(info && pola_model_info_json(m) == info); /* made once, lives with the model */
+    CHECK(pola_model_info_json(NULL) == NULL);
+  }
+  free(want);
+  free(got);
+  free(png);
+  free(rgb);
+  free(rgba);
+  free(text);
+}
+
 static void *fail_in_other_thread(void *arg) {
   pola_model *m = NULL;
   (void)arg;
@@ -153,6 +224,7 @@ int main(int argc, char **argv) {
   test_description(m);
   test_run_matches_reference(m, argv[1]);
   test_images(m, argv[1]);
+  test_images_in_memory(m, argv[1]);
   test_keeps_caller_openmp_setting(m, argv[1]);
   pola_model_free(m);
 

@@ -174,6 +174,9 @@ def main():
         r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
                  expect=1)
         assert "block9.0" in r.stderr and "block1.0" in r.stderr, r.stderr
+        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.99999999999999999999",
+                 "--query", "1,1", "-o", out, expect=1)
+        assert "no such block" in r.stderr, r.stderr
         r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "72,0", "-o", out,
                  expect=1)
         assert "outside" in r.stderr, r.stderr

@@ -111,6 +111,53 @@ POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const 
 POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
                                            float *logits);
 
+/* ---- Images from memory and the model's self-description ---------------
+ * (for servers and language bindings, which hold bytes and arrays, not files) */
+
+/* As pola_model_preprocess_image, from an encoded image (PNG, JPEG, GIF, BMP,
+ * PNM, ...) of `size` bytes in memory. */
+POLA_API pola_status pola_model_preprocess_image_bytes(const pola_model *model, const void *data, size_t size,
+                                                       float *out);
+
+/* As pola_model_preprocess_image, from decoded 8-bit pixels: `height` rows of
+ * `width` pixels of `channels` interleaved bytes (HWC, as numpy/PIL hold
+ * them): 1 = grey, 2 = grey + alpha, 3 = RGB, 4 = RGBA. Converted as PIL's
+ * convert('RGB'/'L') does (alpha dropped, grey replicated), then resized,
+ * cropped and normalized as a file would be. */
+POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const unsigned char *pixels, int height,
+                                                  int width, int channels, float *out);
+
+/* The model's description as one JSON object (what `pola info --json`
+ * prints: family, config, classes, preprocess, parameters, ...). The string
+ * lives as long as the model; NULL (with pola_last_error) on failure. */
+POLA_API const char *pola_model_info_json(const pola_model *model);
+
+/* ---- Converting checkpoints (what `pola convert` does) -------------------
+ * For bindings and tools that convert without the `pola` program. */
+
+/* What pola_convert may change in the written model's metadata. Start from
+ * pola_default_convert_options(): every field then means "keep" (the input
+ * model file's value) or "default" (for a checkpoint). */
+typedef struct pola_convert_options {
+  const char *arch;          /* NULL or "": detect; else the preset the checkpoint must be (pola_pvt_tiny, ...) */
+  const char *labels_file;   /* NULL: keep; else class names, one per line, in class-index order */
+  const double *mean;        /* NULL: keep; else num_mean values, one per input channel */
+  int num_mean;
+  const double *std;         /* NULL: keep; else num_std values (> 0), one per input channel */
+  int num_std;
+  int resize;                /* 0: keep; else the square size images are resized to */
+  int crop;                  /* 0: keep; else the center crop (= the model's input size) */
+  const char *interpolation; /* NULL: keep; else the resize filter (the engine implements "bicubic") */
+} pola_convert_options;
+
+POLA_API pola_convert_options pola_default_convert_options(void);
+
+/* Converts `checkpoint` (a torch.save zip, a safetensors file, or a model
+ * file to re-write) into the model file `output` (options may be NULL).
+ * Everything is read and checked before anything is written, and the output
+ * appears whole or not at all; an output naming one of the inputs is refused. */
+POLA_API pola_status pola_convert(const char *checkpoint, const char *output, const pola_convert_options *options);
+
 /* ---- The attention core alone, for long 1-D sequences --------------------
  *
  * Polarity-aware linear attention (SPEC.md section 3) on token-major

@@ -120,6 +120,27 @@ class Model {
     return logits;
   }
 
+  // One preprocessed image from an encoded image held in memory.
+  std::vector<float> preprocess_image_bytes(const void *data, size_t size) const {
+    std::vector<float> x(input_shape().floats());
+    check(pola_model_preprocess_image_bytes(handle_, data, size, x.data()));
+    return x;
+  }
+
+  // One preprocessed image from HWC 8-bit pixels (channels 1-4).
+  std::vector<float> preprocess_pixels(const unsigned char *pixels, int height, int width, int channels) const {
+    std::vector<float> x(input_shape().floats());
+    check(pola_model_preprocess_pixels(handle_, pixels, height, width, channels, x.data()));
+    return x;
+  }
+
+  // The model's description (what `pola info --json` prints), as JSON text.
+  std::string info_json() const {
+    const char *json = pola_model_info_json(handle_);
+    if (!json) throw InternalError(pola_last_error());
+    return json;
+  }
+
   // ---- Any input size and backbone features (polaformer.h has the rules) ----
   struct FeatureShape {
     int channels = 0, height = 0, width = 0;

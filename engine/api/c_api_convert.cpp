@@ -1,0 +1,82 @@
+// pola_convert: `pola convert` for programs (the Python binding's
+// polaformer.convert). The same converter and the same engine checks as the
+// command, so a file converted either way loads the same.
+#include <string>
+#include <vector>
+
+#include "convert_checks.h"
+#include "guarded_call.h"
+#include "weights/class_names.h"
+#include "weights/converter.h"
+#include "weights/file_access.h"
+
+using pola::api::guarded_call;
+using pola::api::require;
+
+namespace {
+
+std::vector<double> values_of(const double *values, int count, const char *field) {
+  if (count < 1 || count > 4)
+    throw pola::InputError(std::string("pola_convert: options->") + field + " must hold 1 to 4 values (one per input " +
+                           "channel), got " + std::to_string(count));
+  return std::vector<double>(values, values + count);
+}
+
+// Option values the caller set, checked before any file is opened.
+pola::weights::MetadataOverrides overrides_from(const pola_convert_options &o) {
+  pola::weights::MetadataOverrides m;
+  if (o.labels_file) {
+    m.class_names = pola::weights::read_labels_file(o.labels_file);
+    m.class_names_file = o.labels_file;
+  }
+  if (o.mean) m.mean = values_of(o.mean, o.num_mean, "mean");
+  if (o.std) m.std = values_of(o.std, o.num_std, "std");
+  require(o.resize >= 0 && o.crop >= 0, "pola_convert: options->resize and options->crop must be >= 0 (0 = keep)");
+  if (o.resize) m.resize = o.resize;
+  if (o.crop) m.crop = o.crop;
+  if (o.interpolation) {
+    pola::api::check_interpolation_name(o.interpolation, std::string("interpolation ") + o.interpolation);
+    m.interpolation = o.interpolation;
+  }
+  return m;
+}
+
+} // namespace
+
+extern "C" {
+
+POLA_API pola_convert_options pola_default_convert_options(void) {
+  pola_convert_options o;
+  o.arch = nullptr;
+  o.labels_file = nullptr;
+  o.mean = nullptr;
+  o.num_mean = 0;
+  o.std = nullptr;
+  o.num_std = 0;
+  o.resize = 0;
+  o.crop = 0;
+  o.interpolation = nullptr;
+  return o;
+}
+
+POLA_API pola_status pola_convert(const char *checkpoint, const char *output, const pola_convert_options *options) {
+  return guarded_call([&] {
+    require(checkpoint && output, "pola_convert: checkpoint and output must not be NULL");
+    require(*checkpoint && *output, "pola_convert: checkpoint and output must not be empty");
+    const pola_convert_options o = options ? *options : pola_default_convert_options();
+    // Before anything is read: an output naming an input would destroy it.
+    std::vector<std::string> inputs{checkpoint};
+    if (o.labels_file) inputs.emplace_back(o.labels_file);
+    pola::weights::check_output_is_not_input(output, inputs);
+    pola::weights::ConvertOptions opt;
+    if (o.arch) opt.arch = o.arch;
+    opt.metadata = overrides_from(o);
+    const std::string input_name = checkpoint;
+    opt.check_preprocess = [input_name](const nlohmann::json &pre, const pola::ModelConfig &config) {
+      pola::api::check_engine_can_run(pre, config, input_name);
+    };
+    pola::weights::convert_checkpoint(checkpoint, output, opt);
+  });
+}
+
+} // extern "C"

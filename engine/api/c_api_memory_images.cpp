@@ -1,0 +1,81 @@
+// Images that arrive in memory (encoded bytes or decoded pixels) and the
+// model's JSON self-description: what servers and language bindings need,
+// since they hold request bodies and arrays rather than files.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/preprocess/convert_channels.h"
+#include "engine/preprocess/decode_image.h"
+#include "engine/preprocess/preprocess.h"
+#include "guarded_call.h"
+#include "last_error.h"
+#include "model_handle.h"
+#include "weights/model_summary.h"
+
+using pola::api::guarded_call;
+using pola::api::require;
+
+namespace {
+
+const pola::preprocess::PreprocessSpec &image_spec_of(const pola_model *m) {
+  if (!m->image_spec) throw pola::InputError(m->image_spec_error);
+  return *m->image_spec;
+}
+
+void write_preprocessed(const pola_model *m, const pola::preprocess::ImageU8 &img, float *out) {
+  const std::vector<float> x = pola::preprocess::preprocess_image(img, image_spec_of(m));
+  if (static_cast<int64_t>(x.size()) != m->model->input_size()) // model_image_spec() guarantees this
+    throw std::logic_error("preprocessed size disagrees with the model input");
+  std::copy(x.begin(), x.end(), out);
+}
+
+} // namespace
+
+extern "C" {
+
+POLA_API pola_status pola_model_preprocess_image_bytes(const pola_model *model, const void *data, size_t size,
+                                                       float *out) {
+  return guarded_call([&] {
+    require(model && data && out, "pola_model_preprocess_image_bytes: model, data and out must not be NULL");
+    require(size > 0, "pola_model_preprocess_image_bytes: the image is empty (0 bytes)");
+    const auto &spec = image_spec_of(model);
+    write_preprocessed(model,
+                       pola::preprocess::decode_image_from_memory(static_cast<const uint8_t *>(data), size,
+                                                                  "image bytes", spec.channels),
+                       out);
+  });
+}
+
+POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const unsigned char *pixels, int height,
+                                                  int width, int channels, float *out) {
+  return guarded_call([&] {
+    require(model && pixels && out, "pola_model_preprocess_pixels: model, pixels and out must not be NULL");
+    require(channels >= 1 && channels <= 4,
+            "pola_model_preprocess_pixels: channels must be 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA)");
+    const pola::preprocess::DecodeLimits limits;
+    if (height < 1 || width < 1 || height > limits.max_side || width > limits.max_side ||
+        static_cast<int64_t>(height) * width > limits.max_pixels)
+      throw pola::InputError("pola_model_preprocess_pixels: image size " + std::to_string(height) + " x " +
+                             std::to_string(width) + " is outside 1.." + std::to_string(limits.max_side) +
+                             " per side and " + std::to_string(limits.max_pixels) + " pixels");
+    pola::preprocess::ImageU8 img(width, height, channels);
+    std::copy(pixels, pixels + img.pixels.size(), img.pixels.begin());
+    write_preprocessed(model, pola::preprocess::convert_channels(img, image_spec_of(model).channels), out);
+  });
+}
+
+POLA_API const char *pola_model_info_json(const pola_model *model) {
+  if (!model) {
+    pola::api::set_last_error("pola_model_info_json: model must not be NULL");
+    return nullptr;
+  }
+  const pola_status status = guarded_call([&] {
+    std::call_once(model->info_once,
+                   [&] { model->info_json = pola::weights::model_summary(model->model->file()).dump(); });
+  });
+  return status == POLA_OK ? model->info_json.c_str() : nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,150 @@
+// The extension module polaformer._core; the package polaformer re-exports it
+// (python/polaformer/__init__.py). Docstrings here are what help() shows.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <polaformer/polaformer.h>
+
+#include "convert_binding.h"
+#include "errors.h"
+#include "py_features.h"
+#include "py_model.h"
+#include "run_probe.h"
+
+namespace py = pybind11;
+using polaformer_py::PyModel;
+
+namespace {
+
+const char *kModelDoc = R"doc(A loaded PolaFormer model file (.pola, made by `pola convert`).
+
+Model(path, threads=None, precision=None, allow_nonfinite=False)
+
+  path       the model file (str or os.PathLike)
+  threads    engine threads per run: None = all cores; with several models
+             or processes on one machine, give each a share of the cores
+  precision  None or 'fp32' (the only precision of this build; 'bf16' is
+             refused with a ValueError saying it is not available)
+  allow_nonfinite
+             False: inputs holding NaN/Inf, and runs whose logits are not
+             finite, raise polaformer.InputError; True: they pass through
+
+One Model may be used from several Python threads at once: inference
+releases the GIL, and each run has its own scratch memory. Errors are
+polaformer.InputError (a ValueError: bad file, argument or array, the
+message names it) or polaformer.InternalError (a RuntimeError).
+
+Example:
+    m = polaformer.Model("models/fashion_pola_pvt.pola")
+    m.classify(["models/samples/0000_ankle-boot.png"], top=3)
+    # [[('Ankle boot', 0.99...), ('Sneaker', ...), ('Sandal', ...)]]
+    logits = m.run(m.preprocess("models/samples/0000_ankle-boot.png")[None])
+)doc";
+
+const char *kRunDoc = R"doc(run(x) -> numpy.ndarray
+
+Logits of a batch of preprocessed images, float32 of shape (N, classes).
+
+x is an (N, C, H, W) array with (C, H, W) == input_shape (N = 0 gives an
+empty result). A C-contiguous float32 array is read in place, without a
+copy; other layouts (strided, broadcast, Fortran order) and other real
+dtypes (float64, float16, integers) are converted a slice of images at a
+time. Anything else (None, 0-d or wrong-rank arrays, a wrong image shape,
+bool/complex/object/string dtypes) raises polaformer.InputError, a
+ValueError, before anything runs, and so does a batch whose logits would
+exceed 1 GiB. Large batches run in engine calls of 256 images; an image's
+logits depend on that image only (another batch size may move them by
+float rounding, ~1e-6).)doc";
+
+const char *kClassifyDoc = R"doc(classify(images, top=5, batch=32) -> list[list[tuple[str, float]]]
+
+The `top` most probable classes of each image, best first, as
+(class name, softmax probability) pairs; one list per image, in order.
+
+images is one image or a sequence of them; an image is a path (str or
+os.PathLike) to an image file, encoded image bytes (PNG, JPEG, GIF, BMP,
+PNM; bytes, bytearray or memoryview), or a decoded uint8 array of
+H x W (grey) or H x W x C pixels (C = 1, 2, 3 or 4: grey, grey+alpha, RGB,
+RGBA), converted as PIL's convert('RGB'/'L') does. A 4-d N x H x W x C
+uint8 array is N images. Each image is resized, cropped and normalized
+as the model file prescribes (Model.info['preprocess']). `batch` images
+run together. A bad image raises polaformer.InputError naming it
+(images[i]) and the problem.)doc";
+
+const char *kPreprocessDoc = R"doc(preprocess(image) -> numpy.ndarray
+
+One image (a path, encoded bytes or an HWC uint8 array, as for classify)
+decoded and preprocessed exactly as the model file prescribes: float32 of
+shape input_shape (C, H, W). m.run(m.preprocess(img)[None]) gives the
+logits classify ranks.)doc";
+
+const char *kConvertDoc = R"doc(convert(checkpoint, output, labels=None, arch=None, mean=None, std=None,
+        resize=None, crop=None, interpolation=None) -> None
+
+Converts a PolaFormer checkpoint (a torch.save .pth zip or a .safetensors
+file; or an existing .pola model file, to re-write its metadata) into the
+model file `output`, as `pola convert` does.
+
+  labels         a text file of class names, one per line, in class order
+  arch           the preset the checkpoint must be (e.g. 'pola_pvt_tiny');
+                 None detects it
+  mean, std      normalization per input channel (a number or a sequence)
+  resize, crop   the square resize and the center crop (= the input size)
+  interpolation  the resize filter ('bicubic')
+
+Arguments left None keep the input model file's values (or the defaults
+for a checkpoint). Everything is checked before anything is written; the
+output appears whole or not at all, and never replaces an input. Errors
+raise polaformer.InputError naming the file and the problem.)doc";
+
+} // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The PolaFormer CPU inference engine (the C++ extension behind the polaformer package).";
+  polaformer_py::register_errors(m);
+  m.attr("__version__") = pola_version();
+
+  py::class_<PyModel>(m, "Model", kModelDoc)
+      .def(py::init<const py::object &, const py::object &, const py::object &, bool>(), py::arg("path"),
+           py::arg("threads") = py::none(), py::arg("precision") = py::none(), py::arg("allow_nonfinite") = false)
+      .def("run", &PyModel::run, py::arg("x"), kRunDoc)
+      .def("classify", &PyModel::classify, py::arg("images"), py::arg("top") = 5, py::arg("batch") = 32, kClassifyDoc)
+      .def("preprocess", &PyModel::preprocess, py::arg("image"), kPreprocessDoc)
+      .def("features", &polaformer_py::model_features, py::arg("x"), py::arg("stages") = py::none(),
+           py::arg("pooled") = true, polaformer_py::kFeaturesDoc)
+      .def_property_readonly("info", &PyModel::info,
+                             "The model's self-description (what `pola info --json` prints) as a dict: family, "
+                             "config, classes, preprocess, parameters, ...")
+      .def_property_readonly("classes", &PyModel::classes, "Class names, in logit order.")
+      .def_property_readonly("num_classes", [](const PyModel &self) { return self.classes().size(); },
+                             "Number of classes (logits per image).")
+      .def_property_readonly("input_shape", &PyModel::input_shape, "(C, H, W) of one preprocessed image.")
+      .def_property_readonly("path", &PyModel::path, "The model file this was loaded from.")
+      .def_property_readonly("threads", &PyModel::threads, "Engine threads per run (0 = all cores).")
+      .def_property_readonly("precision", [](const PyModel &) { return "fp32"; }, "The arithmetic precision: 'fp32'.")
+      .def("__repr__", &PyModel::repr);
+
+  m.def("convert", &polaformer_py::convert, py::arg("checkpoint"), py::arg("output"), py::arg("labels") = py::none(),
+        py::arg("arch") = py::none(), py::arg("mean") = py::none(), py::arg("std") = py::none(),
+        py::arg("resize") = py::none(), py::arg("crop") = py::none(), py::arg("interpolation") = py::none(),
+        kConvertDoc);
+
+  // For the GIL test only (tests/python/test_threads.py): see run_probe.h.
+  m.def(
+      "_testing_arm_run_barrier",
+      [](int parties, double timeout_seconds) { polaformer_py::run_probe().arm(parties, timeout_seconds); },
+      py::arg("parties"), py::arg("timeout_seconds"),
+      "Testing only: the next `parties` engine runs wait until all are in progress at once (at most "
+      "timeout_seconds). Resets the statistics.");
+  m.def(
+      "_testing_run_stats",
+      [] {
+        const auto s = polaformer_py::run_probe().stats();
+        py::dict d;
+        d["max_active"] = s.max_active;
+        d["barrier_passed"] = s.barrier_passed;
+        d["barrier_timeouts"] = s.barrier_timeouts;
+        return d;
+      },
+      "Testing only: the most engine runs seen in progress at once, and the barriers passed / timed out.");
+}

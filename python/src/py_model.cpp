@@ -1,0 +1,184 @@
+#include "py_model.h"
+
+#include <algorithm>
+
+#include "errors.h"
+#include "image_sources.h"
+#include "run_probe.h"
+
+namespace py = pybind11;
+
+namespace polaformer_py {
+
+namespace {
+
+std::string path_argument(const py::object &path) {
+  if (path.is_none()) throw_input_error("Model: path is None; expected the path of a .pola model file");
+  if (!py::isinstance<py::str>(path) && !py::hasattr(path, "__fspath__"))
+    throw_input_error("Model: path must be a str or os.PathLike, got " +
+                      py::str(py::type::of(path).attr("__name__")).cast<std::string>());
+  py::object p = py::module_::import("os").attr("fspath")(path);
+  if (!py::isinstance<py::str>(p)) p = p.attr("decode")("utf-8", "surrogateescape");
+  return p.cast<std::string>();
+}
+
+int threads_argument(const py::object &threads) {
+  if (threads.is_none()) return 0;
+  // Integers of any kind (numpy's too, through __index__), not bools or floats.
+  if (py::isinstance<py::bool_>(threads) || !py::hasattr(threads, "__index__"))
+    throw_input_error("Model: threads must be an int >= 1 or None (all cores)");
+  const py::int_ index = py::module_::import("operator").attr("index")(threads);
+  if (index > py::int_(4096) || index < py::int_(1))
+    throw_input_error("Model: threads must be in 1..4096 or None (all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
+  const long long n = index.cast<long long>();
+  return static_cast<int>(n);
+}
+
+// Precisions other than float32 come with the reduced-precision work; until
+// then they are named and refused.
+void check_precision(const py::object &precision) {
+  if (precision.is_none()) return;
+  if (!py::isinstance<py::str>(precision)) throw_input_error("Model: precision must be None or a str such as 'fp32'");
+  const std::string p = precision.cast<std::string>();
+  if (p == "fp32") return;
+  if (p == "bf16")
+    throw_input_error("Model: precision 'bf16': bf16 is not available in this build; use 'fp32' (or None)");
+  throw_input_error("Model: unknown precision '" + p + "'; this build has only 'fp32' (bf16 is not available in this build)");
+}
+
+pola_options load_options(int threads, bool allow_nonfinite) {
+  pola_options o = pola_default_options();
+  o.threads = threads;
+  o.allow_nonfinite = allow_nonfinite ? 1 : 0;
+  return o;
+}
+
+// Counts the run in and out of the probe even when the engine throws.
+class ProbeScope {
+ public:
+  ProbeScope() { run_probe().enter(); }
+  ~ProbeScope() { run_probe().leave(); }
+  ProbeScope(const ProbeScope &) = delete;
+  ProbeScope &operator=(const ProbeScope &) = delete;
+};
+
+polaformer::Model load(const std::string &path, const pola_options &options) {
+  py::gil_scoped_release nogil;
+  return polaformer::Model(path, options);
+}
+
+} // namespace
+
+PyModel::LoadArgs PyModel::load_args(const py::object &path, const py::object &threads, const py::object &precision,
+                                     bool allow_nonfinite) {
+  LoadArgs a;
+  a.path = path_argument(path);
+  a.threads = threads_argument(threads);
+  check_precision(precision); // before anything is loaded
+  a.options = load_options(a.threads, allow_nonfinite);
+  return a;
+}
+
+PyModel::PyModel(const py::object &path, const py::object &threads, const py::object &precision, bool allow_nonfinite)
+    : PyModel(load_args(path, threads, precision, allow_nonfinite)) {}
+
+PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.path), threads_(a.threads) {
+  const auto s = model_.input_shape();
+  shape_ = ImageShape{s.channels, s.height, s.width};
+  classes_ = model_.class_names();
+}
+
+void PyModel::run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image) {
+  const int64_t per_image = static_cast<int64_t>(shape_.channels) * shape_.height * shape_.width;
+  const int64_t classes = static_cast<int64_t>(classes_.size());
+  for (int64_t begin = 0; begin < count; begin += kMaxRunImages) {
+    const int n = static_cast<int>(std::min(kMaxRunImages, count - begin));
+    ProbeScope probe;
+    const pola_status status = pola_model_run(model_.get(), input + begin * per_image, n, logits + begin * classes);
+    if (status == POLA_OK) continue;
+    // The engine numbers images within its call; say which images of the caller's batch those are.
+    const int64_t first = first_image + begin;
+    const std::string where = first == 0 ? "" : "images " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                                                    " (the engine counts from the first of them): ";
+    const std::string message = std::string(caller) + ": " + where + pola_last_error();
+    if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+    throw polaformer::InternalError(message);
+  }
+}
+
+py::array_t<float> PyModel::run(const py::object &x) {
+  const py::array batch = checked_batch(x, shape_);
+  const int64_t count = batch.shape(0);
+  const int64_t classes = static_cast<int64_t>(classes_.size());
+  const int64_t max_count = std::max<int64_t>(1, kMaxLogitsPerCall / std::max<int64_t>(1, classes));
+  if (count > max_count) // e.g. a broadcast view: never allocate (or run) that many
+    throw_input_error("Model.run: x holds " + std::to_string(count) + " images; at most " + std::to_string(max_count) +
+                      " per call (their logits would exceed 1 GiB); split the batch");
+  py::array_t<float> logits({static_cast<py::ssize_t>(count), static_cast<py::ssize_t>(classes)});
+  if (count == 0) return logits;
+  float *out = logits.mutable_data();
+  if (usable_without_copy(batch)) { // the caller's memory, read in place
+    const float *in = static_cast<const float *>(batch.data());
+    py::gil_scoped_release nogil;
+    run_released("Model.run", in, count, out, 0);
+    return logits;
+  }
+  // Converted a slice at a time, so a broadcast or strided view of a huge
+  // batch never turns into one huge copy.
+  for (int64_t begin = 0; begin < count; begin += kMaxRunImages) {
+    const int64_t n = std::min(kMaxRunImages, count - begin);
+    const auto part = float32_slice(batch, begin, n);
+    const float *in = part.data();
+    py::gil_scoped_release nogil;
+    run_released("Model.run", in, n, out + begin * classes, begin);
+  }
+  return logits;
+}
+
+py::array_t<float> PyModel::preprocess(const py::object &image) {
+  const ImageSource src = collect_one_image(image, "Model.preprocess");
+  py::array_t<float> x({shape_.channels, shape_.height, shape_.width});
+  float *out = x.mutable_data();
+  py::gil_scoped_release nogil;
+  preprocess_into(model_.get(), src, out);
+  return x;
+}
+
+std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const py::object &images, int top, int batch) {
+  if (top < 1) throw_input_error("Model.classify: top must be >= 1, got " + std::to_string(top));
+  if (batch < 1 || batch > kMaxRunImages)
+    throw_input_error("Model.classify: batch must be in 1.." + std::to_string(kMaxRunImages) + ", got " +
+                      std::to_string(batch));
+  const std::vector<ImageSource> sources = collect_images(images, "Model.classify");
+  const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
+  const int classes = static_cast<int>(classes_.size());
+  std::vector<std::vector<std::pair<std::string, float>>> results;
+  results.reserve(sources.size());
+  py::gil_scoped_release nogil; // only C++ objects from here on
+  std::vector<float> x, logits;
+  for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
+    const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
+    x.resize(n * per_image);
+    logits.resize(n * static_cast<size_t>(classes));
+    for (size_t j = 0; j < n; ++j) preprocess_into(model_.get(), sources[begin + j], x.data() + j * per_image);
+    run_released("Model.classify", x.data(), static_cast<int64_t>(n), logits.data(), static_cast<int64_t>(begin));
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<std::pair<std::string, float>> ranked;
+      for (const auto &[index, prob] : polaformer::top_k(logits.data() + j * classes, classes, top))
+        ranked.emplace_back(classes_[static_cast<size_t>(index)], prob);
+      results.push_back(std::move(ranked));
+    }
+  }
+  return results;
+}
+
+py::tuple PyModel::input_shape() const { return py::make_tuple(shape_.channels, shape_.height, shape_.width); }
+
+py::object PyModel::info() const { return py::module_::import("json").attr("loads")(model_.info_json()); }
+
+std::string PyModel::repr() const {
+  return "<polaformer.Model '" + path_ + "': " + std::to_string(classes_.size()) + " classes, input " + shape_.text() +
+         ", threads " + (threads_ ? std::to_string(threads_) : std::string("all")) + ">";
+}
+
+} // namespace polaformer_py

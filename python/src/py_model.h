@@ -1,0 +1,70 @@
+// polaformer.Model: a loaded model file, over the public C++ API
+// (polaformer.hpp). Inference runs with the GIL released, so Python threads
+// sharing one Model run at the same time.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <polaformer/polaformer.hpp>
+
+#include "array_input.h"
+
+namespace polaformer_py {
+
+class PyModel {
+ public:
+  PyModel(const pybind11::object &path, const pybind11::object &threads, const pybind11::object &precision,
+          bool allow_nonfinite);
+
+  pybind11::array_t<float> run(const pybind11::object &x);
+  pybind11::array_t<float> preprocess(const pybind11::object &image);
+  // One list of (class name, probability) per image, best first.
+  std::vector<std::vector<std::pair<std::string, float>>> classify(const pybind11::object &images, int top, int batch);
+
+  const std::string &path() const { return path_; }
+  int threads() const { return threads_; }
+  const std::vector<std::string> &classes() const { return classes_; }
+  pybind11::tuple input_shape() const;
+  pybind11::object info() const;
+  std::string repr() const;
+  // The C handle, for calls of the C API that have no method here (features).
+  pola_model *handle() const { return model_.get(); }
+
+ private:
+  struct LoadArgs {
+    std::string path;
+    int threads = 0;
+    pola_options options{};
+  };
+  // Every argument checked (raising polaformer.InputError) before the load.
+  static LoadArgs load_args(const pybind11::object &path, const pybind11::object &threads,
+                            const pybind11::object &precision, bool allow_nonfinite);
+  explicit PyModel(const LoadArgs &args);
+
+  // Runs `count` preprocessed images (GIL released by the caller), in
+  // engine calls of at most kMaxRunImages; `first_image` is the number of
+  // input[0] in the caller's batch, for messages.
+  void run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image);
+
+  polaformer::Model model_;
+  std::string path_;
+  int threads_ = 0;
+  ImageShape shape_;
+  std::vector<std::string> classes_;
+};
+
+// Largest batch handed to the engine in one call: bigger batches are split,
+// which bounds the engine's scratch memory. Each image's logits depend on that
+// image only; the engine's kernels may block another batch size differently,
+// which moves logits by float rounding only (~1e-6).
+constexpr int64_t kMaxRunImages = 256;
+
+// Model.run refuses batches whose logits would exceed this many floats (1 GiB):
+// a broadcast view can claim any number of images without holding them.
+constexpr int64_t kMaxLogitsPerCall = int64_t{1} << 28;
+
+} // namespace polaformer_py

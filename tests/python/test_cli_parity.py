@@ -1,0 +1,49 @@
+"""The binding gives what the `pola` tool gives on the same input: logits (pola run), preprocessed
+arrays (pola preprocess), top-k (pola classify --json) and the model description (pola info --json)."""
+import json
+
+import numpy as np
+import pytest
+from conftest import pola
+
+
+@pytest.fixture(scope="module", params=["fashion_pola_pvt.pola", "fashion_pola_swin.pola"])
+def model_and_path(request):
+    import os
+    import polaformer
+    from conftest import MODELS
+    path = os.path.join(MODELS, request.param)
+    return polaformer.Model(path, threads=1), path
+
+
+def test_run_equals_pola_run(model_and_path, rng, tmp_path):
+    model, path = model_and_path
+    x = rng.normal(size=(7, *model.input_shape)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    pola("run", "-m", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "logits.npy", "--threads", 1)
+    expected = np.load(tmp_path / "logits.npy")
+    assert expected.shape == (7, model.num_classes)
+    np.testing.assert_array_equal(model.run(x), expected)  # the same engine on the same batch: bit for bit
+
+
+def test_preprocess_equals_pola_preprocess(model_and_path, samples, tmp_path):
+    model, path = model_and_path
+    for image in samples[:3]:
+        pola("preprocess", image, "-m", path, "-o", tmp_path / "x.npy")
+        np.testing.assert_array_equal(model.preprocess(image), np.load(tmp_path / "x.npy")[0])
+
+
+def test_classify_equals_pola_classify(model_and_path, samples):
+    model, path = model_and_path
+    lines = pola("classify", "-m", path, "--top", 3, "--batch", 4, "--threads", 1, "--json", *samples).splitlines()
+    expected = [json.loads(line) for line in lines]
+    got = model.classify(samples, top=3, batch=4)
+    assert [e["file"] for e in expected] == samples
+    for e, g in zip(expected, got):
+        assert [t["class"] for t in e["top"]] == [c for c, _ in g]
+        np.testing.assert_allclose([p for _, p in g], [t["prob"] for t in e["top"]], rtol=1e-6, atol=1e-7)
+
+
+def test_info_equals_pola_info(model_and_path):
+    model, path = model_and_path
+    assert model.info == json.loads(pola("info", "--json", path))

@@ -1,0 +1,80 @@
+"""polaformer.convert: the converter of `pola convert` through the C API (pola_convert). A model file
+is a valid input (its metadata re-written), so the shipped model stands in for a checkpoint here; the
+checkpoint formats themselves are tested with the tool (tests/cli, tests/weights)."""
+import os
+
+import numpy as np
+import polaformer
+import pytest
+from conftest import pola
+
+NEW_NAMES = [f"kind {i}" for i in range(10)]
+
+
+def test_convert_rewrites_names_and_preprocessing(pvt_path, pvt, samples, tmp_path, rng):
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join(NEW_NAMES) + "\n")
+    out = tmp_path / "renamed.pola"
+    assert polaformer.convert(pvt_path, out, labels=labels, mean=0.5, std=[0.25], resize=32, crop=32,
+                              interpolation="bicubic") is None
+    m = polaformer.Model(out, threads=1)
+    assert m.classes == NEW_NAMES
+    assert m.info["preprocess"]["mean"] == [0.5] and m.info["preprocess"]["std"] == [0.25]
+    x = rng.normal(size=(3, 1, 32, 32)).astype(np.float32)
+    np.testing.assert_array_equal(m.run(x), pvt.run(x))  # the weights are untouched
+    # the same file as `pola convert` writes from the same arguments
+    tool_out = tmp_path / "by_tool.pola"
+    pola("convert", pvt_path, "-o", tool_out, "--labels", labels, "--mean", "0.5", "--std", "0.25", "--resize", 32,
+         "--crop", 32, "--interpolation", "bicubic")
+    assert open(tool_out, "rb").read() == open(out, "rb").read()
+
+
+def test_convert_keeps_what_is_not_given(pvt_path, pvt, tmp_path):
+    out = tmp_path / "same.pola"
+    polaformer.convert(str(pvt_path), str(out))
+    again = polaformer.Model(out)
+    assert again.classes == pvt.classes and again.info["preprocess"] == pvt.info["preprocess"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(labels="/nonexistent/labels.txt"), "/nonexistent/labels.txt"),
+    (dict(arch="pola_swin_t"), "pola_swin_t"),
+    (dict(interpolation="bilinear"), "bilinear"),
+    (dict(mean=[0.1, 0.2]), "mean"),
+    (dict(mean=[]), "mean is empty"),
+    (dict(mean="0.5"), "mean must be numbers"),
+    (dict(std=[0.0]), "std"),
+    (dict(resize=0), "resize must be >= 1"),
+    (dict(crop=48, resize=64), "crop"),
+    (dict(arch=3), "arch must be a str"),
+])
+def test_bad_conversions_write_nothing(pvt_path, tmp_path, kwargs, match):
+    out = tmp_path / "out.pola"
+    with pytest.raises(polaformer.InputError, match=match):
+        polaformer.convert(pvt_path, out, **kwargs)
+    assert not out.exists()
+
+
+def test_convert_never_overwrites_its_input(pvt_path, tmp_path):
+    copy = tmp_path / "model.pola"
+    copy.write_bytes(open(pvt_path, "rb").read())
+    before = copy.read_bytes()
+    with pytest.raises(polaformer.InputError, match="model.pola"):
+        polaformer.convert(copy, copy)
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join(NEW_NAMES) + "\n")
+    with pytest.raises(polaformer.InputError, match="labels.txt"):
+        polaformer.convert(copy, labels, labels=labels)
+    assert copy.read_bytes() == before and labels.read_text().startswith("kind 0")
+
+
+def test_bad_paths(tmp_path, samples):
+    with pytest.raises(polaformer.InputError, match="checkpoint must be a path"):
+        polaformer.convert(None, tmp_path / "x.pola")
+    with pytest.raises(polaformer.InputError, match="output must be a path"):
+        polaformer.convert(samples[0], None)
+    with pytest.raises(polaformer.InputError, match="/nonexistent.pth"):
+        polaformer.convert("/nonexistent.pth", tmp_path / "x.pola")
+    with pytest.raises(polaformer.InputError, match="not a recognised checkpoint"):
+        polaformer.convert(samples[0], tmp_path / "x.pola")
+    assert not os.path.exists(tmp_path / "x.pola")
