@@ -56,6 +56,9 @@ const float *block_tensor(const pola::weights::ModelFile &file, const std::strin
   if (!t || t->numel != numel)
     throw pola::InputError(file.path() + ": tensor '" + name + "' is missing or has " +
                            std::to_string(t ? t->numel : 0) + " values, expected " + std::to_string(numel));
+  if (t->dtype != pola::weights::StoredDtype::f32) // `pola convert --dtype bf16` keeps these F32
+    throw pola::InputError(file.path() + ": tensor '" + name + "' is stored as " +
+                           pola::weights::stored_dtype_name(t->dtype) + "; the attention map reads it as F32");
   return t->data;
 }
 

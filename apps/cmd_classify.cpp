@@ -16,6 +16,7 @@
 
 #include "classify/image_inputs.h"
 #include "command.h"
+#include "precision_option.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "eval/progress_bar.h"
@@ -27,6 +28,7 @@ struct ClassifyArgs {
   std::string model;
   std::vector<std::string> images;
   int top = 5, batch = 8, threads = 0;
+  pola::PrecisionRequest precision = pola::PrecisionRequest::fp32;
   bool json = false, verbose = false;
 };
 
@@ -97,6 +99,7 @@ void classify_command(const ClassifyArgs &a) {
   // The model first: without it nothing can be classified, so its errors end the run at once.
   pola::ModelOptions opt;
   opt.threads = a.threads;
+  opt.precision = a.precision;
   auto model = pola::Model::load(a.model, opt);
   const auto spec = pola::api::model_image_spec(*model, a.model);
   const auto names = model->class_names();
@@ -167,6 +170,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 4096));
   c->add_flag("--json", a->json, "One JSON object per image (JSON lines) instead of a table");
   c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  pola::app::add_precision_option(*c, a->precision);
   c->add_flag("--verbose,-v", a->verbose, "Model, threads and per-batch timings on stderr");
   c->callback([a] { classify_command(*a); });
 });

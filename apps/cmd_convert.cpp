@@ -14,7 +14,7 @@
 namespace {
 
 struct ConvertArgs {
-  std::string input, output, arch, labels, mean, std, interpolation;
+  std::string input, output, arch, labels, mean, std, interpolation, dtype = "f32";
   int64_t resize = 0, crop = 0;
 };
 
@@ -69,11 +69,16 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
       ->default_str("");
   c->add_option("--interpolation", args->interpolation, "resize filter; the engine implements: bicubic")
       ->type_name("NAME");
+  c->add_option("--dtype", args->dtype,
+                "how the weights of linear layers and patch embeddings are stored: f32 (default) or bf16 (about "
+                "half the file, rounded to nearest even; biases, norms, polarity parameters and depthwise kernels stay f32)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   c->callback([args, c] {
     // Before anything is read: `-o` naming the checkpoint (or the labels file) would destroy it.
     pola::weights::check_output_is_not_input(args->output, {args->input, args->labels});
     pola::weights::ConvertOptions opt;
     opt.arch = args->arch;
+    opt.weight_dtype = args->dtype == "bf16" ? pola::weights::StoredDtype::bf16 : pola::weights::StoredDtype::f32;
     opt.metadata = overrides_from(*args, *c); // labels file read (and checked) before the checkpoint is opened
     opt.check_preprocess = [args](const nlohmann::json &pre, const pola::ModelConfig &config) {
       pola::api::check_engine_can_run(pre, config, args->input);

@@ -23,6 +23,7 @@
 
 #include "weights/file_access.h"
 #include "command.h"
+#include "precision_option.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "engine/preprocess/preprocess.h"
@@ -41,6 +42,7 @@ struct EvalArgs {
   std::string model, data, split = "t10k", labels, predictions, class_order, class_order_file;
   int64_t limit = 0;
   int threads = 0, batch = 64;
+  pola::PrecisionRequest precision = pola::PrecisionRequest::fp32;
   size_t confused = 5;
   bool json = false;
 };
@@ -67,6 +69,7 @@ void preprocess_batch(const pola::eval::Dataset &data, size_t first, int count,
 void eval_command(const EvalArgs &a) {
   pola::ModelOptions options;
   options.threads = a.threads;
+  options.precision = a.precision;
   auto model = pola::Model::load(a.model, options);
   const auto spec = pola::api::model_image_spec(*model, a.model); // shared with `pola classify`
   const auto class_names = model->class_names();
@@ -145,6 +148,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   order_file->excludes(labels);
   c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
   c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  pola::app::add_precision_option(*c, a->precision);
   c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")->check(CLI::Range(1, 4096));
   c->add_option("--predictions", a->predictions, "Also write index,item,label,top1 per image to this CSV file");
   c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)");

@@ -63,6 +63,14 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  arch        %s (family %s)\n", arch.c_str(), pola::family_name(cfg.family));
     std::printf("  parameters  %lld (%.2f M) in %zu tensors\n", static_cast<long long>(params),
                 static_cast<double>(params) / 1e6, f.tensors().size());
+    std::string dtypes;  // e.g. "BF16 11.71 M, F32 1.21 M"
+    for (const auto &kv : j["stored_dtypes"].items()) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.2f M", dtypes.empty() ? "" : ", ", kv.key().c_str(),
+                    kv.value().get<double>() / 1e6);
+      dtypes += part;
+    }
+    std::printf("  stored as   %s parameters\n", dtypes.c_str());
     std::printf("  file size   %llu bytes (%.1f MB)\n", static_cast<unsigned long long>(f.file_size()),
                 static_cast<double>(f.file_size()) / 1e6);
     std::printf("  input       %lld x %lld, %lld channels\n", static_cast<long long>(cfg.img_size),

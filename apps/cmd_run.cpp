@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "input_batch.h"
+#include "precision_option.h"
 #include "weights/file_access.h"
 #include "engine/io/npy.h"
 #include "engine/model.h"
@@ -18,11 +19,13 @@
 namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
-                 int threads, const std::string &dump_dir, bool allow_nonfinite, bool pad) {
+                 int threads, const std::string &dump_dir, bool allow_nonfinite, pola::PrecisionRequest precision,
+                 bool pad) {
   pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
   opt.allow_nonfinite = allow_nonfinite;
+  opt.precision = precision;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
   // Any size the model accepts (multiples of 32 for the released models); --pad pads up to one.
@@ -71,9 +74,11 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto allow_nonfinite = std::make_shared<bool>(false);
   cmd->add_flag("--allow-nonfinite", *allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite logits, instead of refusing them");
+  auto precision = std::make_shared<pola::PrecisionRequest>(pola::PrecisionRequest::fp32);
+  pola::app::add_precision_option(*cmd, *precision);
   auto pad = std::make_shared<bool>(false);
   cmd->add_flag("--pad", *pad, "Pad the images with zeros (bottom, right) to the next size the model accepts");
-  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *pad); });
+  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision, *pad); });
 });
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <sstream>
 
+#include "engine/precision.h"
 #include "kernels/kernels.h"
 
 #ifndef POLA_VERSION
@@ -28,6 +29,8 @@ std::string version_text() {
   out << "  isa       " << kernels::isa_name(kernels::active().isa)
       << (forced && *forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string(" (best this CPU and OS support)"))
       << "\n";
+  const PrecisionChoice automatic = resolve_precision(PrecisionRequest::automatic);
+  out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
   const dnnl_version_t *v = dnnl_version();
   out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";
   return out.str();

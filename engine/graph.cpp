@@ -37,6 +37,11 @@ void Graph::add(std::string name, Edges edges, std::function<void()> run, Tensor
                         output, std::move(output_shape)});
 }
 
+void Graph::set_last_precision(Precision p) {
+  if (nodes_.empty()) throw std::logic_error("graph: a precision for no node");
+  nodes_.back().precision = p;
+}
+
 void Graph::keep_to_end(const TensorView &t) { kept_to_end_.push_back(t.tensor); }
 
 void Graph::plan() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/arena.h"
+#include "engine/precision.h"
 #include "engine/tensor.h"
 
 namespace pola {
@@ -33,6 +34,7 @@ struct Node {
   bool has_output = false;
   TensorView output;
   std::vector<int64_t> output_shape;  // logical, e.g. (batch, tokens, channels)
+  Precision precision = Precision::fp32; // of the node's arithmetic (engine/precision.h)
 };
 
 // Called after each node (dumping, profiling).
@@ -45,6 +47,8 @@ class Graph {
   void add(std::string name, Edges edges, std::function<void()> run);
   void add(std::string name, Edges edges, std::function<void()> run, TensorView output,
            std::vector<int64_t> output_shape);
+  // Records the precision the last node added computes in.
+  void set_last_precision(Precision p);
   // Keeps `t` alive after the last node (e.g. the logits the caller copies).
   void keep_to_end(const TensorView &t);
 

@@ -20,12 +20,14 @@ Model::Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> 
     : weights_(std::move(file)), cfg_(std::move(cfg)), class_names_(std::move(class_names)), threads_(threads) {}
 
 std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &options) {
+  const PrecisionChoice precision = resolve_precision(options.precision); // before the file: a refusal costs nothing
   weights::ModelFile file = weights::ModelFile::open(path);
   ModelConfig cfg = weights::read_model_config(file);
   std::vector<std::string> class_names = weights::read_class_names(file, cfg);
   int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
   std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), std::move(class_names), threads));
   m->allow_nonfinite_ = options.allow_nonfinite;
+  m->precision_ = precision;
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
@@ -49,6 +51,7 @@ std::unique_ptr<Plan> Model::build(const PlanKey &key) {
   plan->threads = threads_;
   plan->stream = dnnl::stream(cpu_engine());
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
+  ctx.precisions.gemm = precision_.precision;
   if (cfg_.family == Family::pvt) models::build_pvt(ctx);
   else models::build_swin(ctx);
   // Activation sizes come from the file's config, not from its tensors (Swin

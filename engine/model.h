@@ -14,6 +14,7 @@
 #include "engine/graph.h"
 #include "engine/packed_weights.h"
 #include "engine/plan.h"
+#include "engine/precision.h"
 #include "engine/weight_store.h"
 #include "model/model_config.h"
 
@@ -25,6 +26,9 @@ struct ModelOptions {
   // logits are not all finite (an answer of NaN is never returned as one).
   // True lets both through, for callers that handle them.
   bool allow_nonfinite = false;
+  // fp32 (default: exact parity), bf16 (the GEMMs in bf16 with fp32
+  // accumulation; refused without AVX512-BF16 or AMX-BF16) or automatic.
+  PrecisionRequest precision = PrecisionRequest::fp32;
 };
 
 class Model {
@@ -42,6 +46,8 @@ class Model {
   const weights::ModelFile &file() const { return weights_.file(); }
   const std::vector<std::string> &class_names() const { return class_names_; }
   int threads() const { return threads_; }
+  // What the model runs at and why (the resolved --precision).
+  const PrecisionChoice &precision() const { return precision_; }
   int64_t input_size() const; // floats per image: in_chans * img * img
 
   // logits[b, :] for `batch` images of input (batch, in_chans, img, img).
@@ -77,6 +83,8 @@ class Model {
   struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0; };
   ArenaSizes arena_sizes(int batch);
   ArenaSizes arena_sizes(int batch, int64_t height, int64_t width);
+  // Bytes of the weights packed for oneDNN (bf16: half of fp32's).
+  size_t packed_weight_bytes() const { return packed_.packed_bytes(); }
 
  private:
   Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
@@ -97,6 +105,7 @@ class Model {
   std::vector<std::string> class_names_;
   int threads_;
   bool allow_nonfinite_ = false;
+  PrecisionChoice precision_;
   std::mutex pool_mutex_;
   std::list<std::unique_ptr<Plan>> idle_plans_;  // most recently used first
   PlanCacheStats cache_stats_;

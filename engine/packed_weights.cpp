@@ -12,10 +12,10 @@ std::string desc_key(const dnnl::memory::desc &md) {
 }
 } // namespace
 
-dnnl::memory PackedWeightCache::get(const float *user, const dnnl::memory::desc &user_md,
+dnnl::memory PackedWeightCache::get(const void *user, const dnnl::memory::desc &user_md,
                                     const dnnl::memory::desc &want) {
   auto &eng = cpu_engine();
-  dnnl::memory src(user_md, eng, const_cast<float *>(user));
+  dnnl::memory src(user_md, eng, const_cast<void *>(user));
   if (want == user_md) return src;
   std::lock_guard<std::mutex> lock(mutex_);
   auto key = std::make_pair(user, desc_key(want));

@@ -20,7 +20,21 @@ const float *WeightStore::get(const std::string &name, const std::vector<int64_t
                      ", the config implies " + shape_string(shape));
   std::lock_guard<std::mutex> lock(derived_mutex_);
   used_.insert(name);
-  return t->data;
+  if (t->dtype == weights::StoredDtype::f32) return t->data;
+  // Stored narrower: widened once, kept with the model.
+  auto it = derived_.find(name + ":f32");
+  if (it == derived_.end()) it = derived_.emplace(name + ":f32", weights::tensor_as_f32(*t)).first;
+  return it->second.data();
+}
+
+StoredWeight WeightStore::get_stored(const std::string &name, const std::vector<int64_t> &shape) {
+  const weights::TensorView *t = file_.find(name);
+  if (t && t->shape == shape && t->dtype != weights::StoredDtype::f32) {
+    std::lock_guard<std::mutex> lock(derived_mutex_);
+    used_.insert(name);
+    return {t->bytes, t->dtype};
+  }
+  return {get(name, shape), weights::StoredDtype::f32};  // checks presence and shape
 }
 
 void WeightStore::ignore(const std::string &name) {
@@ -57,9 +71,9 @@ void WeightStore::release_file_pages() const {
   uintptr_t lo = UINTPTR_MAX, hi = 0;
   for (const auto &t : file_.tensors()) {
     if (t.numel == 0) continue;
-    auto b = reinterpret_cast<uintptr_t>(t.data);
+    auto b = reinterpret_cast<uintptr_t>(t.bytes);
     lo = std::min(lo, b);
-    hi = std::max(hi, b + static_cast<uintptr_t>(t.numel) * sizeof(float));
+    hi = std::max(hi, b + static_cast<uintptr_t>(t.byte_size()));
   }
   if (hi <= lo) return;
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));

@@ -15,12 +15,22 @@
 
 namespace pola {
 
+// A tensor as the file stores it (for ops that convert it once anyway, such
+// as the packed GEMM weights: a BF16 file is never widened in memory).
+struct StoredWeight {
+  const void *data = nullptr;
+  weights::StoredDtype dtype = weights::StoredDtype::f32;
+};
+
 class WeightStore {
  public:
   explicit WeightStore(weights::ModelFile file) : file_(std::move(file)) {}
 
-  // The tensor `name`, which must exist with exactly `shape`.
+  // The tensor `name`, which must exist with exactly `shape`, as float32 (a
+  // BF16 tensor is widened once and kept with the model).
   const float *get(const std::string &name, const std::vector<int64_t> &shape);
+  // The same tensor as stored, without widening.
+  StoredWeight get_stored(const std::string &name, const std::vector<int64_t> &shape);
   // Marks a tensor as known but unused (e.g. PVT's final norm, stored buffers).
   void ignore(const std::string &name);
   // Throws if the file holds tensors no builder asked for.

@@ -23,6 +23,8 @@ namespace {
 struct CpuFeatures {
   bool avx2 = false;   // AVX + AVX2 + FMA, OS saves ymm
   bool avx512 = false; // AVX-512 F/BW/DQ/VL + AVX2 + FMA, OS saves zmm and opmasks
+  bool avx512_bf16 = false; // + AVX512_BF16
+  bool amx_bf16 = false;    // AMX-TILE + AMX-BF16 + avx512, OS saves the tile state
 };
 
 #if POLA_X86
@@ -49,6 +51,10 @@ CpuFeatures detect() {
   const bool f512 = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
   f.avx2 = avx2 && fma && os_ymm;
   f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;
+  const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
+  f.amx_bf16 = f.avx512 && amx_bf16 && amx_tile && os_tiles;
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512_bf16 = f.avx512 && (a & (1u << 5));
 #endif
   return f;
 }
@@ -64,21 +70,46 @@ Isa best_supported() {
   return Isa::scalar;
 }
 
-const KernelTable &choose() {
-  Isa isa = best_supported();
-  if (const char *forced = std::getenv("POLA_ISA"); forced && *forced) {
-    Isa want = isa;
-    if (!isa_from_name(forced, want))
-      std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|avx2|avx512; using %s\n",
-                   forced, isa_name(isa));
-    else if (!cpu_supports(want))
-      std::fprintf(stderr, "pola: POLA_ISA=%s is not supported by this CPU/OS; using %s\n",
-                   forced, isa_name(isa));
-    else
-      isa = want;
-  }
-  return *table_for(isa);
+// A POLA_ISA value: the kernel table it picks and the bf16 instructions it allows.
+struct IsaCap {
+  const char *name;
+  Isa table;
+  Bf16Isa bf16;
+};
+constexpr IsaCap kCaps[] = {{"scalar", Isa::scalar, Bf16Isa::none},
+                            {"avx2", Isa::avx2, Bf16Isa::none},
+                            {"avx512", Isa::avx512, Bf16Isa::none},
+                            {"avx512_bf16", Isa::avx512, Bf16Isa::avx512_bf16},
+                            {"amx_bf16", Isa::avx512, Bf16Isa::amx_bf16}};
+
+Bf16Isa detect_bf16() {
+  if (features().amx_bf16) return Bf16Isa::amx_bf16;
+  if (features().avx512_bf16) return Bf16Isa::avx512_bf16;
+  return Bf16Isa::none;
 }
+
+// The POLA_ISA cap in force, or null; the message about a bad value is printed once.
+const IsaCap *choose_cap() {
+  const char *forced = std::getenv("POLA_ISA");
+  if (!forced || !*forced) return nullptr;
+  for (const IsaCap &cap : kCaps)
+    if (!std::strcmp(forced, cap.name)) {
+      if (cpu_supports(cap.table) && static_cast<int>(cap.bf16) <= static_cast<int>(detect_bf16())) return &cap;
+      std::fprintf(stderr, "pola: POLA_ISA=%s is not supported by this CPU/OS; using %s\n", forced,
+                   isa_name(best_supported()));
+      return nullptr;
+    }
+  std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|avx2|avx512|avx512_bf16|amx_bf16; using %s\n",
+               forced, isa_name(best_supported()));
+  return nullptr;
+}
+
+const IsaCap *cap() {
+  static const IsaCap *c = choose_cap();
+  return c;
+}
+
+const KernelTable &choose() { return *table_for(cap() ? cap()->table : best_supported()); }
 
 } // namespace
 
@@ -90,6 +121,21 @@ const char *isa_name(Isa isa) {
   }
   return "unknown";
 }
+
+const char *bf16_isa_name(Bf16Isa isa) {
+  switch (isa) {
+  case Bf16Isa::none: return "none";
+  case Bf16Isa::avx512_bf16: return "AVX512-BF16";
+  case Bf16Isa::amx_bf16: return "AMX-BF16";
+  }
+  return "unknown";
+}
+
+Bf16Isa cpu_bf16_isa() { return detect_bf16(); }
+
+Bf16Isa active_bf16_isa() { return cap() ? cap()->bf16 : detect_bf16(); }
+
+const char *forced_isa() { return cap() ? cap()->name : nullptr; }
 
 bool isa_from_name(const char *name, Isa &isa) {
   for (Isa candidate : {Isa::scalar, Isa::avx2, Isa::avx512})
@@ -127,7 +173,7 @@ const KernelTable &active() {
 namespace reference {
 const KernelTable &table() {
   static const KernelTable t{Isa::scalar, &layernorm, &gelu, &mul_rows, &pola_attention,
-                             &window_attention};
+                             &window_attention, &to_bf16};
   return t;
 }
 } // namespace reference

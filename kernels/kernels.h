@@ -67,12 +67,30 @@ struct KernelTable {
                    int64_t cols, int threads);
   void (*pola_attention)(const PolaAttnArgs &args);
   void (*window_attention)(const WindowAttnArgs &args);
+  // y[r, c] = bf16(x[r, c]) rounded to nearest even (NaN stays NaN): the
+  // source rows of a bf16 GEMM. y holds the upper 16 bits of each float.
+  void (*to_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                  int threads);
 };
 
 // The table for the best ISA this CPU and OS support, or the one forced by
-// POLA_ISA=scalar|avx2|avx512 (an unsupported forced ISA is an error printed
-// once, and the best supported one is used). Chosen once, thread-safe.
+// POLA_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16 (an unsupported forced ISA
+// is an error printed once, and the best supported one is used; the two bf16
+// names use the avx512 table). Chosen once, thread-safe.
 const KernelTable &active();
+
+// Native bf16 matrix instructions, used by the GEMMs (oneDNN), not by this
+// table: AVX512-BF16 (vdpbf16ps, two bf16 products per fp32 lane) and
+// AMX-BF16 (tile matrix units; Xeon 4th gen and later). A forced POLA_ISA
+// caps this too, so that a CPU without them can be emulated:
+// scalar|avx2|avx512 -> none, avx512_bf16 -> at most avx512_bf16.
+enum class Bf16Isa { none = 0, avx512_bf16 = 1, amx_bf16 = 2 };
+const char *bf16_isa_name(Bf16Isa isa); // "none", "AVX512-BF16", "AMX-BF16"
+Bf16Isa cpu_bf16_isa();    // what this CPU and OS support
+Bf16Isa active_bf16_isa(); // the same after the POLA_ISA cap
+// The POLA_ISA value in force (a known name this machine supports), or
+// nullptr when the best ISA is used; what the oneDNN ISA cap follows.
+const char *forced_isa();
 
 // A specific ISA's table, or nullptr if this machine (CPU + OS) cannot run it.
 const KernelTable *table_for(Isa isa);

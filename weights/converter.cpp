@@ -58,6 +58,15 @@ std::string preset_names() {
 
 } // namespace
 
+bool is_weight_matrix(const std::string &name, const std::vector<int64_t> &shape) {
+  auto ends_with = [&name](const std::string &suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  // The depthwise kernels (`attn.dwc.weight`) run in fp32 at every precision: rounding them
+  // would cost accuracy and save almost nothing.
+  return shape.size() >= 2 && ends_with(".weight") && !ends_with(".dwc.weight");
+}
+
 ConvertReport convert_checkpoint(const std::string &input, const std::string &output, const ConvertOptions &options) {
   ConvertReport rep;
   const ModelConfig *wanted = nullptr;
@@ -141,10 +150,13 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     if (bad.count)
       throw InputError(input + ": tensor '" + spec.name + "' holds " + describe_nonfinite(bad, data.back().data()) +
                        "; a model with such weights cannot give finite answers");
-    out.push_back({spec.name, spec.shape, data.back().data()});
+    const StoredDtype dt = is_weight_matrix(spec.name, spec.shape) ? options.weight_dtype : StoredDtype::f32;
+    out.push_back({spec.name, spec.shape, data.back().data(), dt});
     rep.parameters += static_cast<int64_t>(data.back().size());
   }
   for (const auto &d : converted_dtypes) rep.notes.push_back("converted " + d + " tensors to F32");
+  if (options.weight_dtype == StoredDtype::bf16)
+    rep.notes.push_back("weight matrices stored as BF16 (rounded to nearest even); other tensors F32");
   rep.tensors_written = out.size();
   rep.read_seconds = since(t);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "weights/metadata_overrides.h"
+#include "weights/model_file.h"
 #include "model/model_config.h"
 
 namespace pola::weights {
@@ -23,7 +24,15 @@ struct ConvertOptions {
   // format, not what the engine can run, so `pola convert` passes the
   // engine's own check here. May be empty.
   std::function<void(const nlohmann::json &preprocess, const ModelConfig &config)> check_preprocess;
+  // How the weight matrices of the linear layers and patch embeddings (`*.weight`
+  // of rank >= 2, but not the depthwise `*.dwc.weight`, which runs fp32) are
+  // stored; every other tensor (biases, norms, polarity parameters, positional
+  // encodings, depthwise kernels) stays F32. `pola convert --dtype bf16` sets bf16.
+  StoredDtype weight_dtype = StoredDtype::f32;
 };
+
+// Whether `weight_dtype` applies to the tensor `name` of shape `shape`.
+bool is_weight_matrix(const std::string &name, const std::vector<int64_t> &shape);
 
 struct ConvertReport {
   std::string container; // "torch zip" / "safetensors" / "model file"

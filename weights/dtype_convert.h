@@ -14,6 +14,17 @@ inline float bf16_to_f32(uint16_t h) {
   return f;
 }
 
+// float32 -> bf16 by round-to-nearest-even on the 16 dropped bits (what
+// oneDNN's reorder and torch's .bfloat16() do). A NaN stays a (quiet) NaN; a
+// finite value just below FLT_MAX may round to Inf, which callers check for.
+inline uint16_t f32_to_bf16_rne(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
 inline float f16_to_f32(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu, u;
   if (exp == 0x1f) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "weights/dtype_convert.h"
+
 namespace pola::weights {
 
 NonFinite find_nonfinite(const float *data, size_t n) {
@@ -28,6 +30,23 @@ NonFinite find_nonfinite(const float *data, size_t n) {
     out.count += bad;
   }
   return out;
+}
+
+NonFinite find_nonfinite_bf16(const uint16_t *data, size_t n) {
+  NonFinite out;
+  for (size_t i = 0; i < n; ++i)
+    if ((data[i] & 0x7f80u) == 0x7f80u) {  // exponent all ones: Inf or NaN
+      if (out.count == 0) out.first = i;
+      ++out.count;
+    }
+  return out;
+}
+
+std::string describe_nonfinite_bf16(const NonFinite &nf, const uint16_t *data) {
+  const float first = bf16_to_f32(data[nf.first]);
+  return std::to_string(nf.count) + " non-finite bf16 value" + (nf.count == 1 ? "" : "s") +
+         " (NaN or Inf), the first at index " + std::to_string(nf.first) + " (" +
+         (std::isnan(first) ? "nan" : first > 0 ? "inf" : "-inf") + ")";
 }
 
 std::string describe_nonfinite(const NonFinite &nf, const float *data) {

@@ -16,8 +16,11 @@ struct NonFinite {
 };
 
 NonFinite find_nonfinite(const float *data, size_t n);
+// The same for bf16 data (the upper halves of float32 values).
+NonFinite find_nonfinite_bf16(const uint16_t *data, size_t n);
 
 // "3 non-finite values (NaN or Inf), the first at index 17 (nan)" for messages.
 std::string describe_nonfinite(const NonFinite &nf, const float *data);
+std::string describe_nonfinite_bf16(const NonFinite &nf, const uint16_t *data);
 
 } // namespace pola::weights

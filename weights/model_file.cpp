@@ -20,6 +20,7 @@
 #include "weights/file_access.h"
 #include "weights/finite_check.h"
 #include "weights/checksum.h"
+#include "weights/dtype_convert.h"
 #include "weights/file_kind.h"
 #include "weights/safetensors_header.h"
 
@@ -129,27 +130,35 @@ ModelFile ModelFile::open(const std::string &path) {
   const std::map<std::string, std::string> checksums =
       mf.has_checksums_ ? tensor_checksums(path, mf.metadata_, h) : std::map<std::string, std::string>{};
   for (auto &e : h.entries) {
-    if (e.dtype == "BF16")
-      fail(path, "tensor '" + e.name + "' is stored as BF16, which format version 2 reserves for bf16 storage; "
-                 "this build reads only F32 model files");
-    if (e.dtype != "F32")
+    if (e.dtype != "F32" && e.dtype != "BF16")
       fail(path, "tensor '" + e.name + "' has dtype " + e.dtype +
-                     "; only F32 model files are supported (convert the checkpoint with `pola convert`)");
-    // The data pointer is used as float*: it must be 4-byte aligned. Files
-    // written by write_model_file always are (the header is padded to 8).
-    if ((h.data_start + e.begin) % 4 != 0)
-      fail(path, "tensor '" + e.name + "' data is not 4-byte aligned (header not padded to a multiple of 8?)");
+                     "; model files hold F32 or BF16 tensors only (convert the checkpoint with `pola convert`)");
+    const bool bf16 = e.dtype == "BF16";
+    // F32 data is used as float*: it must be 4-byte aligned (BF16: 2). Files
+    // written by write_model_file always are (the header is padded to 8, F32 tensors come first).
+    const uint64_t align = bf16 ? 2 : 4;
+    if ((h.data_start + e.begin) % align != 0)
+      fail(path, "tensor '" + e.name + "' data is not " + std::to_string(align) +
+                     "-byte aligned (header not padded to a multiple of 8?)");
     const unsigned char *data = bytes + h.data_start + e.begin;
     if (mf.has_checksums_ && checksum_hex(data, e.end - e.begin) != checksums.at(e.name))
       fail(path, "tensor '" + e.name + "' fails its checksum: its data was changed or damaged after the file was "
                  "written (re-convert the checkpoint)");
-    const NonFinite bad = find_nonfinite(reinterpret_cast<const float *>(data), static_cast<size_t>(e.numel));
-    if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
+    if (bf16) {
+      const auto *h16 = reinterpret_cast<const uint16_t *>(data);
+      const NonFinite bad = find_nonfinite_bf16(h16, static_cast<size_t>(e.numel));
+      if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite_bf16(bad, h16));
+    } else {
+      const NonFinite bad = find_nonfinite(reinterpret_cast<const float *>(data), static_cast<size_t>(e.numel));
+      if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
+    }
     TensorView tv;
     tv.name = std::move(e.name);
     tv.shape = std::move(e.shape);
     tv.numel = e.numel;
-    tv.data = reinterpret_cast<const float *>(bytes + h.data_start + e.begin);
+    tv.dtype = bf16 ? StoredDtype::bf16 : StoredDtype::f32;
+    tv.bytes = data;
+    tv.data = bf16 ? nullptr : reinterpret_cast<const float *>(data);
     mf.index_[tv.name] = mf.tensors_.size();
     mf.tensors_.push_back(std::move(tv));
   }
@@ -194,6 +203,16 @@ const TensorView *ModelFile::find(const std::string &name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
+const char *stored_dtype_name(StoredDtype d) { return d == StoredDtype::bf16 ? "BF16" : "F32"; }
+
+std::vector<float> tensor_as_f32(const TensorView &t) {
+  if (t.dtype == StoredDtype::f32) return std::vector<float>(t.data, t.data + t.numel);
+  std::vector<float> out(static_cast<size_t>(t.numel));
+  const auto *h = static_cast<const uint16_t *>(t.bytes);
+  for (int64_t i = 0; i < t.numel; ++i) out[i] = bf16_to_f32(h[i]);
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // Writer
 
@@ -202,23 +221,42 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
   // Build and validate the header before creating any file. Tensors first:
   // their checksums go into the metadata, which goes first in the header.
   std::set<std::string> names;
+  // F32 tensors first, then BF16: every F32 offset stays a multiple of 4.
+  std::vector<const TensorToWrite *> order;
+  for (const auto &t : tensors)
+    if (t.dtype == StoredDtype::f32) order.push_back(&t);
+  for (const auto &t : tensors)
+    if (t.dtype == StoredDtype::bf16) order.push_back(&t);
+  std::vector<std::vector<uint16_t>> halves(order.size()); // BF16 data, rounded once
   std::vector<uint64_t> bytes_of;
   nlohmann::ordered_json entries = nlohmann::ordered_json::object();
   nlohmann::ordered_json checksums = nlohmann::ordered_json::object();
   uint64_t offset = 0;
-  for (const auto &t : tensors) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    const TensorToWrite &t = *order[i];
     if (t.name.empty() || t.name == "__metadata__") fail(path, "cannot write a tensor named '" + t.name + "'");
     if (!names.insert(t.name).second) fail(path, "tensor '" + t.name + "' is given twice");
     int64_t numel = checked_numel(path, t.name, t.shape);
     if (numel > std::numeric_limits<int64_t>::max() / 8) fail(path, "tensor '" + t.name + "' is too large");
     if (numel > 0 && t.data == nullptr) fail(path, "tensor '" + t.name + "' has no data");
-    uint64_t nbytes = static_cast<uint64_t>(numel) * 4;
+    const bool bf16 = t.dtype == StoredDtype::bf16;
+    uint64_t nbytes = static_cast<uint64_t>(numel) * (bf16 ? 2 : 4);
+    const void *stored = t.data;
+    if (bf16) {
+      halves[i].resize(static_cast<size_t>(numel));
+      for (int64_t k = 0; k < numel; ++k) halves[i][k] = f32_to_bf16_rne(t.data[k]);
+      const NonFinite bad = find_nonfinite_bf16(halves[i].data(), halves[i].size());
+      if (bad.count)
+        fail(path, "tensor '" + t.name + "' cannot be stored as BF16: it would hold " +
+                       describe_nonfinite_bf16(bad, halves[i].data()) + " (values beyond the bf16 range)");
+      stored = halves[i].data();
+    }
     nlohmann::ordered_json e;
-    e["dtype"] = "F32";
+    e["dtype"] = stored_dtype_name(t.dtype);
     e["shape"] = t.shape;
     e["data_offsets"] = {offset, offset + nbytes};
     entries[t.name] = std::move(e);
-    checksums[t.name] = checksum_hex(t.data, nbytes);
+    checksums[t.name] = checksum_hex(stored, nbytes);
     bytes_of.push_back(nbytes);
     offset += nbytes;
   }
@@ -241,8 +279,9 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
   write_output_file(path, [&](OutputSink &out) {
     out.write(len_le, 8);
     out.write(text.data(), text.size());
-    for (size_t i = 0; i < tensors.size(); ++i)
-      if (bytes_of[i] > 0) out.write(tensors[i].data, bytes_of[i]);
+    for (size_t i = 0; i < order.size(); ++i)
+      if (bytes_of[i] > 0) out.write(halves[i].empty() ? static_cast<const void *>(order[i]->data) : halves[i].data(),
+                                     bytes_of[i]);
   });
 }
 

@@ -11,12 +11,23 @@
 
 namespace pola::weights {
 
+// How a tensor is stored (FORMAT.md): F32, or BF16 for the weight matrices
+// of a file written by `pola convert --dtype bf16`.
+enum class StoredDtype { f32, bf16 };
+const char *stored_dtype_name(StoredDtype d); // "F32" / "BF16"
+
 struct TensorView {
   std::string name;
   std::vector<int64_t> shape;
-  const float *data = nullptr; // points into the mapping; F32 only
+  const float *data = nullptr; // points into the mapping when F32; null when BF16
   int64_t numel = 0;
+  StoredDtype dtype = StoredDtype::f32;
+  const void *bytes = nullptr; // the stored data in the mapping, whatever its dtype
+  size_t byte_size() const { return static_cast<size_t>(numel) * (dtype == StoredDtype::bf16 ? 2 : 4); }
 };
+
+// The tensor's values as float32 (BF16 widened exactly).
+std::vector<float> tensor_as_f32(const TensorView &t);
 
 class ModelFile {
  public:
@@ -53,14 +64,17 @@ class ModelFile {
   bool has_checksums_ = false;
 };
 
-// A tensor to write: F32 data, row-major.
+// A tensor to write: F32 data, row-major, stored as `dtype` (BF16: rounded
+// to nearest even; a value that rounds to Inf is refused naming the tensor).
 struct TensorToWrite {
   std::string name;
   std::vector<int64_t> shape;
   const float *data = nullptr;
+  StoredDtype dtype = StoredDtype::f32;
 };
 
-// Writes a model file in the safetensors layout (header padded to 8 bytes)
+// Writes a model file in the safetensors layout (header padded to 8 bytes; F32
+// tensors first, then BF16 ones, so every F32 tensor stays 4-byte aligned)
 // with the checksums of format version 2 added to `metadata`, by the rules of
 // weights/file_access.h. Throws pola::InputError on I/O errors.
 void write_model_file(const std::string &path, const std::map<std::string, std::string> &metadata,

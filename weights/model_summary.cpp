@@ -10,7 +10,12 @@ nlohmann::json model_summary(const ModelFile &f) {
   check_model_tensors(f, cfg);
   const auto classes = read_class_names(f, cfg);
   int64_t params = 0;
-  for (const auto &t : f.tensors()) params += t.numel;
+  nlohmann::json by_dtype = nlohmann::json::object(); // stored dtype -> parameters
+  for (const auto &t : f.tensors()) {
+    params += t.numel;
+    const char *d = stored_dtype_name(t.dtype);
+    by_dtype[d] = by_dtype.value(d, int64_t{0}) + t.numel;
+  }
   nlohmann::json j;
   j["path"] = f.path();
   j["format"] = f.metadata_at("format");
@@ -21,6 +26,7 @@ nlohmann::json model_summary(const ModelFile &f) {
   j["preprocess"] = read_preprocess(f);
   j["parameters"] = params;
   j["tensors"] = f.tensors().size();
+  j["stored_dtypes"] = by_dtype;
   j["file_bytes"] = f.file_size();
   j["num_classes"] = classes.size();
   j["classes"] = classes;

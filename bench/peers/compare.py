@@ -52,13 +52,19 @@ def parse_args(argv=None):
     ap.add_argument("--pola", default=os.path.join(REPO, "build-peers", "apps", "pola"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"), help="model files and ONNX exports")
     ap.add_argument("--out", help="results folder")
-    ap.add_argument("--peak-gflops", type=float, default=DEFAULT_PEAK_GFLOPS)
+    ap.add_argument("--peak-gflops", type=float, default=0,
+                    help="fp32 peak passed to `pola bench`; 0 (default) lets each engine process measure it "
+                         f"(issue 19: warm-up, best of the models' shapes); e.g. {DEFAULT_PEAK_GFLOPS} for the "
+                         "figure measured here in Nov 2026")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="set in every engine's process alike (e.g. OMP_WAIT_POLICY=passive to study spinning)")
     ap.add_argument("--no-spin", action="store_true",
                     help="no busy-waiting threads in any engine (OMP_WAIT_POLICY=passive for the engine and "
                          "PyTorch, allow_spinning 0 for ORT): what a fair comparison needs on oversubscribed cores")
     ap.add_argument("--timeout", type=float, default=900, help="kill a measuring process after this many seconds")
+    ap.add_argument("--engines", default="engine,engine_bf16,pytorch,pytorch_bf16,ort",
+                    help="comma list of engine, engine_bf16 (pola --precision bf16), pytorch, pytorch_bf16 "
+                         "(.bfloat16() model), ort")
     ap.add_argument("--agreement-threads", type=int, default=2)
     ap.add_argument("--skip-agreement", action="store_true")
     args = ap.parse_args(argv)
@@ -66,6 +72,7 @@ def parse_args(argv=None):
     args.models = parse_list(args.models or defaults["models"])
     args.batches = parse_list(args.batches or defaults["batches"], int)
     args.threads = parse_list(args.threads or defaults["threads"], int)
+    args.engines = parse_list(args.engines)
     args.env = dict(item.split("=", 1) for item in args.env)
     # Each kind of run keeps its own folder: quick/, nospin/, quick-nospin/ beside the full run's files.
     kind = "-".join(k for k, on in (("quick", args.quick), ("nospin", args.no_spin)) if on)
@@ -86,6 +93,14 @@ def command_output(cmd):
         return "unknown"
 
 
+def bf16_capability():
+    """Which native bf16 instructions this CPU has (what engine_bf16 runs on), from /proc/cpuinfo."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    found = [name for flag, name in (("amx_bf16", "AMX-BF16"), ("avx512_bf16", "AVX512-BF16")) if flag in flags]
+    return ", ".join(found) or "none (engine_bf16 is refused; PyTorch bf16 emulates it)"
+
+
 def machine_description():
     cpu = "unknown"
     with open("/proc/cpuinfo") as f:
@@ -96,7 +111,7 @@ def machine_description():
     import torch  # only for its version; the timed PyTorch runs in child processes
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+        "cpu": cpu, "cpu_bf16": bf16_capability(), "cores": os.cpu_count(), "kernel": platform.release(),
         "git_head": command_output(["git", "rev-parse", "--short", "HEAD"]),
         # Other engineers share this checkout: say whether the engine was built from edited sources.
         "engine_sources_dirty": command_output(["git", "status", "--porcelain", "--", "engine", "kernels",
@@ -112,10 +127,11 @@ def check_setup(args):
     if not os.access(args.pola, os.X_OK):
         problems.append(f"{args.pola} missing: cmake -S . -B build-peers -DCMAKE_BUILD_TYPE=Release && "
                         "cmake --build build-peers -j2 --target pola")
-    if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
+    if "ort" in args.engines and not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
         problems.append("onnxruntime-node missing: run bench/peers/install_peers.sh")
-    if "reference" in os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3") or \
-            os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3").endswith("blas/libblas.so.3"):
+    blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    reference_blas = "reference" in blas or blas.endswith("blas/libblas.so.3")
+    if reference_blas and any(e.startswith("pytorch") for e in args.engines):
         problems.append("libblas.so.3 is the reference BLAS (PyTorch ~15x slow): run install_peers.sh")
     if problems:
         sys.exit("compare.py: " + "\n".join(problems))
@@ -132,9 +148,10 @@ def main(argv=None):
     cases = []
     for arch in args.models:
         log(f"preparing {arch}: model file and ONNX export (batches {args.batches})")
-        cases.append(ModelCase(arch, args.work, args.seed).prepare(sorted(set(args.batches) | {1})))
+        onnx_batches = sorted(set(args.batches) | {1}) if "ort" in args.engines else []
+        cases.append(ModelCase(arch, args.work, args.seed).prepare(onnx_batches))
 
-    if not args.skip_agreement:
+    if not args.skip_agreement and "ort" in args.engines:  # the agreement check compares all three
         for case in cases:
             agreement = check_agreement(args.pola, case, args.agreement_threads)
             results["agreement"].append(agreement)
@@ -142,7 +159,7 @@ def main(argv=None):
                 + ", ".join(f"{k} {v:.2e}" for k, v in agreement["diff"].items())
                 + ("" if agreement["agree"] else "  <-- DISAGREE"))
 
-    engines = ["engine", "pytorch", "ort"]
+    engines = list(args.engines)
     if any(os.environ.get(name) for name in OPENBLAS_TUNING_VARS):
         engines.append("pytorch_openblas_unset")
     runners = Runners(args.pola, runs_for_batch(args.runs), args.warmup, args.peak_gflops, args.env, args.timeout,

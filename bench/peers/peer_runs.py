@@ -112,16 +112,21 @@ class Runners:
             extra = dict(self.extra_env, OMP_WAIT_POLICY="passive")
         else:
             extra = self.extra_env
-        if engine == "engine":
+        if engine in ("engine", "engine_bf16"):
+            # engine_bf16: `--precision bf16` (refused, and so a failed row, on a CPU without native bf16).
+            precision = "bf16" if engine == "engine_bf16" else "fp32"
+            peak = ["--peak-gflops", str(self.peak_gflops)] if self.peak_gflops else []
             return [self.pola, "bench", "--model", case.model_path, "--batch", str(batch), "--threads", str(threads),
-                    "--runs", str(runs), "--warmup", str(self.warmup), "--json",
-                    "--peak-gflops", str(self.peak_gflops)], child_env(extra)
-        if engine in ("pytorch", "pytorch_openblas_unset"):
+                    "--runs", str(runs), "--warmup", str(self.warmup), "--json", "--precision", precision] + peak, \
+                child_env(extra)
+        if engine in ("pytorch", "pytorch_openblas_unset", "pytorch_bf16"):
             unset = OPENBLAS_TUNING_VARS if engine == "pytorch_openblas_unset" else ()
             env = child_env(extra, unset)
+            # pytorch_bf16: the whole model and the input cast with .bfloat16() (torch 1.13's CPU autocast
+            # fails on these models in layer_norm; issue 19).
             return ["/usr/bin/python3", os.path.join(HERE, "torch_bench.py"), "--model", case.model_path,
                     "--batch", str(batch), "--threads", str(threads), "--runs", str(runs),
-                    "--warmup", str(self.warmup)], env
+                    "--warmup", str(self.warmup)] + (["--bf16"] if engine == "pytorch_bf16" else []), env
         if engine == "ort":
             shape = ",".join(str(d) for d in (batch, case.channels, case.size, case.size))
             return ["node", os.path.join(HERE, "ort_bench.js"), "--model", case.onnx_path(batch), "--shape", shape,
@@ -135,9 +140,10 @@ class Runners:
         out, rss, wall = run_measured(cmd, env=env, cwd=HERE, timeout_s=self.timeout_s)
         load_after = os.getloadavg()[0]
         result = last_json_line(out)
-        if engine == "engine":
+        if engine in ("engine", "engine_bf16"):
             median, p90 = result["median_ms"], result["p90_ms"]
-            details = {k: result[k] for k in ("isa", "commit", "gflops", "peak_share", "images_per_s") if k in result}
+            details = {k: result[k] for k in ("isa", "commit", "gflops", "peak_share", "images_per_s", "precision",
+                                              "bf16_isa", "peak_gflops", "packed_weights_mb") if k in result}
             details["self_reported_rss_mb"] = result.get("peak_rss_mb")
         else:
             median, p90 = percentile(result["times_ms"], 0.5), percentile(result["times_ms"], 0.9)

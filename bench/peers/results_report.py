@@ -10,7 +10,8 @@ import os
 import statistics
 import sys
 
-ENGINE_LABELS = {"engine": "engine", "pytorch": "PyTorch", "ort": "ORT",
+ENGINE_LABELS = {"engine": "engine", "engine_bf16": "engine bf16", "pytorch": "PyTorch",
+                 "pytorch_bf16": "PyTorch bf16", "ort": "ORT",
                  "pytorch_openblas_unset": "PyTorch (OPENBLAS_* unset)"}
 # Issue #4's targets (batch 1, 2 threads).
 TARGET_VS_ORT, TARGET_VS_PYTORCH, TARGET_RSS_VS_ORT, TARGET_THREAD_SPEEDUP = 0.6, 0.35, 0.6, 1.7
@@ -133,6 +134,24 @@ def load_note(summary, keys):
     return f" [load {min(s['load_min'] for s in found):.1f}–{max(s['load_max'] for s in found):.1f}]"
 
 
+def bf16_lines(summary):
+    """Issue 19's goals for the engine's bf16 run (the AMX goals; AVX512-BF16 only: bf16/fp32 <= 0.7)."""
+    lines = []
+    for model, batch, threads in configs_of(summary):
+        if model not in ("pola_swin_t", "pola_pvt_tiny") or (model, batch, threads, "engine_bf16") not in summary:
+            continue
+        r = lambda a, b, what="median_ms": ratio(summary, model, batch, threads, what, a, b)  # noqa: E731
+        keys = [(model, batch, threads, e) for e in ("engine", "engine_bf16", "ort", "pytorch_bf16")]
+        bf16_isa = summary[(model, batch, threads, "engine_bf16")]["details"].get("bf16_isa", "")
+        lines.append(f"- {model}, batch {batch}, {threads} threads, engine bf16{' (' + bf16_isa + ')' if bf16_isa else ''}: "
+                     f"bf16/fp32 {verdict(r('engine_bf16', 'engine'), 0.35)}, "
+                     f"bf16/ORT fp32 {verdict(r('engine_bf16', 'ort'), 0.25)}, "
+                     f"bf16/PyTorch bf16 {verdict(r('engine_bf16', 'pytorch_bf16'), 0.25)}, "
+                     f"peak RSS bf16/fp32 {verdict(r('engine_bf16', 'engine', 'peak_rss_mb'), 1.0)}"
+                     + load_note(summary, keys))
+    return lines
+
+
 def issue_section(summary):
     lines = ["## Issue #4's questions", ""]
     for model in ("pola_swin_t", "pola_pvt_tiny"):
@@ -148,6 +167,7 @@ def issue_section(summary):
         lines.append("- pola_swin_t peak RSS, engine/ORT process (batch 1, 2 threads): "
                      + verdict(ratio(summary, "pola_swin_t", 1, 2, "peak_rss_mb", "engine", "ort"), TARGET_RSS_VS_ORT)
                      + load_note(summary, keys))
+    lines += bf16_lines(summary)
     engines = engines_of(summary)
     thread_rows = [(m, b) for m, b, t in configs_of(summary) if t == 2 and (m, b, 1, "engine") in summary]
     if thread_rows:

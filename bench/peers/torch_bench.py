@@ -2,11 +2,13 @@
 """Times the PyTorch reference model (float32) in this process and prints one JSON line.
 
   /usr/bin/python3 torch_bench.py --model M.pola --batch B --threads N [--runs R] [--warmup W]
-                                  [--input X.npy --output Y.npy]
+                                  [--input X.npy --output Y.npy] [--bf16]
 
 Run as a child of compare.py, one process per measurement, so the parent can read this
 process's peak RSS alone (GNU time). This is how a user of the authors' code would run it:
-eval mode, no autograd, torch.set_num_threads(N), one inter-op thread.
+eval mode, no autograd, torch.set_num_threads(N), one inter-op thread. --bf16 casts the whole
+model and the input with .bfloat16(), what PyTorch users do for bf16 on CPU (torch 1.13's CPU
+autocast fails on these models: "expected scalar type BFloat16 but found Float" in layer_norm).
 """
 import argparse
 import json
@@ -27,7 +29,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--input", help="float32 NCHW .npy (default: fixed random images)")
-    ap.add_argument("--output", help="write the last run's logits here (.npy)")
+    ap.add_argument("--output", help="write the last run's logits here (.npy, float32)")
+    ap.add_argument("--bf16", action="store_true", help="model and input cast with .bfloat16()")
     args = ap.parse_args()
 
     # The default here can be 1 (PEERS.md); inter-op parallelism plays no part in one forward pass.
@@ -39,6 +42,8 @@ def main():
     else:
         images = torch.from_numpy(np.random.default_rng(0).standard_normal(input_shape(cfg, args.batch),
                                                                          dtype=np.float32))
+    if args.bf16:
+        model, images = model.bfloat16(), images.bfloat16()
     times = []
     with torch.inference_mode():
         for _ in range(args.warmup):
@@ -48,9 +53,9 @@ def main():
             logits = model(images)
             times.append((time.perf_counter() - start) * 1e3)
     if args.output:
-        np.save(args.output, logits.numpy())
+        np.save(args.output, logits.float().numpy())
     print(json.dumps({
-        "engine": "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
+        "engine": "pytorch_bf16" if args.bf16 else "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
         "batch": int(images.shape[0]), "times_ms": times,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }))

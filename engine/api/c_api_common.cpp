@@ -8,6 +8,7 @@ POLA_API pola_options pola_default_options(void) {
   pola_options o;
   o.threads = 0;
   o.allow_nonfinite = 0;
+  o.precision = POLA_PRECISION_FP32;
   return o;
 }
 

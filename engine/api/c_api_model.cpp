@@ -17,11 +17,17 @@ POLA_API pola_status pola_model_load(const char *path, const pola_options *optio
     require(path != nullptr, "pola_model_load: path must not be NULL");
     const pola_options opt = options ? *options : pola_default_options();
     require(opt.threads >= 0, "pola_model_load: options.threads must be >= 0 (0 = all cores)");
+    require(opt.precision == POLA_PRECISION_FP32 || opt.precision == POLA_PRECISION_BF16 ||
+                opt.precision == POLA_PRECISION_AUTO,
+            "pola_model_load: options.precision must be POLA_PRECISION_FP32, _BF16 or _AUTO");
     auto handle = std::make_unique<pola_model>();
     handle->path = path;
     pola::ModelOptions mo;
     mo.threads = opt.threads;
     mo.allow_nonfinite = opt.allow_nonfinite != 0;
+    mo.precision = opt.precision == POLA_PRECISION_BF16   ? pola::PrecisionRequest::bf16
+                   : opt.precision == POLA_PRECISION_AUTO ? pola::PrecisionRequest::automatic
+                                                          : pola::PrecisionRequest::fp32;
     handle->model = pola::Model::load(path, mo);
     handle->class_names = handle->model->class_names();
     try {
@@ -43,6 +49,10 @@ POLA_API pola_status pola_model_input_shape(const pola_model *model, int *channe
     if (height) *height = cfg.img_size;
     if (width) *width = cfg.img_size;
   });
+}
+
+POLA_API const char *pola_model_precision(const pola_model *model) {
+  return model ? pola::precision_name(model->model->precision().precision) : nullptr;
 }
 
 POLA_API int pola_model_num_classes(const pola_model *model) {

@@ -29,15 +29,37 @@ void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::func
 
 namespace {
 
-// The one place a matmul node is made: dst = src W^T + b with optional post-ops.
-void add_matmul_node(BuildContext &ctx, const std::string &name, const ops::LinearParams &p, const TensorView &src,
+// The source of a GEMM in the plan's GEMM precision: `src` itself (fp32), or
+// a bf16 copy (node `name.to_bf16`, a tensor of rows x ceil(cols / 2) floats
+// holding the bf16 values). `ld` is set to its row stride in elements.
+TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorView &src, int64_t &ld) {
+  ld = src.ld;
+  if (ctx.precisions.gemm == Precision::fp32) return src;
+  TensorView half = new_tensor(ctx, name + ".to_bf16", src.rows, (src.cols + 1) / 2);
+  ld = 2 * half.ld;
+  Plan &plan = ctx.plan;
+  add_node(ctx, name + ".to_bf16", {{src}, {half}}, [src, half, ld, &plan] {
+    kernels::active().to_bf16(src.ptr(), src.ld, reinterpret_cast<uint16_t *>(half.ptr()), ld, src.rows, src.cols,
+                              plan.threads);
+  });
+  plan.graph.set_last_precision(Precision::bf16);
+  return half;
+}
+
+// The one place a matmul node is made: dst = src W^T + b with optional post-ops,
+// in the plan's GEMM precision.
+void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorView &src,
                      const TensorView &dst, bool gelu, bool accumulate) {
-  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, src.ld, dst.ld, gelu, accumulate}, ctx.packed);
+  p.precision = ctx.precisions.gemm;
+  int64_t ld_src = 0;
+  const TensorView in = gemm_source(ctx, name, src, ld_src);
+  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, ld_src, dst.ld, gelu, accumulate}, ctx.packed);
   Plan &plan = ctx.plan;
   // Accumulating into dst reads it: the in-place update of a residual stream.
-  Edges edges{{src}, {dst}};
+  Edges edges{{in}, {dst}};
   if (accumulate) edges.reads.push_back(dst);
-  add_node(ctx, name, std::move(edges), [op, src, dst, &plan] { op->run(plan.stream, src.ptr(), dst.ptr()); }, dst);
+  add_node(ctx, name, std::move(edges), [op, in, dst, &plan] { op->run(plan.stream, in.ptr(), dst.ptr()); }, dst);
+  plan.graph.set_last_precision(p.precision);
 }
 
 // TensorView [first, first + count) of each range of a (rows, width) tensor, concatenated.
@@ -57,7 +79,9 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
   ops::LinearParams p;
   p.in = in;
   p.out = out;
-  p.weight = ctx.weights.get(prefix + ".weight", {out, in});
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {out, in});
+  p.weight = w.data;
+  p.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
   p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {out}) : nullptr;
   return p;
 }
@@ -92,7 +116,9 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
   ops::LinearParams lp;
   lp.in = k;
   lp.out = dst.cols;
-  lp.weight = ctx.weights.get(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
+  lp.weight = w.data;
+  lp.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
   lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
   TensorView patches = new_tensor(ctx, name + ".patches", rows, k);
   Plan &plan = ctx.plan;
@@ -124,10 +150,14 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
   if (x.rows >= ops::FusedMlp::kMinRows) {
     Plan &plan = ctx.plan;
-    auto *op = ctx.make<ops::FusedMlp>(linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true),
-                                       linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true),
-                                       ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
-    add_node(ctx, block, {{xn, x}, {x}}, [op, xn, x] { op->run(xn.ptr(), x.ptr()); }, x);
+    ops::LinearParams fc1 = linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true);
+    ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
+    fc1.precision = fc2.precision = ctx.precisions.gemm;
+    int64_t ld_src = 0;
+    const TensorView in = gemm_source(ctx, block + ".mlp", xn, ld_src);
+    auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, ld_src, x.ld, plan.threads}, ctx.packed);
+    add_node(ctx, block, {{in, x}, {x}}, [op, in, x] { op->run(in.ptr(), x.ptr()); }, x);
+    plan.graph.set_last_precision(fc1.precision);
     return;
   }
   TensorView hid = new_tensor(ctx, block + ".mlp.hidden", x.rows, hidden);

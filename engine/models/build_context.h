@@ -11,6 +11,7 @@
 #include "engine/ops/linear.h"
 #include "engine/ops/patchify.h"
 #include "engine/plan.h"
+#include "engine/precision.h"
 #include "engine/weight_store.h"
 #include "model/geometry.h"
 #include "model/model_config.h"
@@ -22,6 +23,7 @@ struct BuildContext {
   PackedWeightCache &packed;
   const ModelConfig &cfg;
   Plan &plan;
+  OpPrecisions precisions{}; // per op kind (engine/precision.h)
 
   template <class T, class... Args> T *make(Args &&...args) {
     auto p = std::make_shared<T>(std::forward<Args>(args)...);

@@ -12,7 +12,7 @@ namespace pola::ops {
 
 FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s,
                    PackedWeightCache &cache)
-    : s_(s), hidden_(fc1.out) {
+    : s_(s), hidden_(fc1.out), bf16_(fc1.precision == Precision::bf16) {
   if (s_.ld_src == 0) s_.ld_src = fc1.in;
   if (s_.ld_dst == 0) s_.ld_dst = fc2.out;
   s_.threads = std::max(1, s_.threads);
@@ -21,19 +21,24 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
   // of the parallel loop, where oneDNN does not open a nested team.
   ScopedOmpThreads one(1);
   workers_.resize(static_cast<size_t>(s_.threads));
+  // bf16: GELU as fc1's post-op (on its fp32 result), the hidden chunk stored as bf16.
+  const LinearShape first{kChunkRows, s_.ld_src, hidden_, bf16_, false, bf16_};
+  const LinearShape second{kChunkRows, hidden_, s_.ld_dst, false, true};
   for (Worker &w : workers_) {
-    w.fc1 = std::make_unique<Linear>(fc1, LinearShape{kChunkRows, s_.ld_src, hidden_, false, false}, cache);
-    w.fc2 = std::make_unique<Linear>(fc2, LinearShape{kChunkRows, hidden_, s_.ld_dst, false, true}, cache);
+    w.fc1 = std::make_unique<Linear>(fc1, first, cache);
+    w.fc2 = std::make_unique<Linear>(fc2, second, cache);
     if (tail) {
-      w.fc1_tail = std::make_unique<Linear>(fc1, LinearShape{tail, s_.ld_src, hidden_, false, false}, cache);
-      w.fc2_tail = std::make_unique<Linear>(fc2, LinearShape{tail, hidden_, s_.ld_dst, false, true}, cache);
+      LinearShape first_tail = first, second_tail = second;
+      first_tail.rows = second_tail.rows = tail;
+      w.fc1_tail = std::make_unique<Linear>(fc1, first_tail, cache);
+      w.fc2_tail = std::make_unique<Linear>(fc2, second_tail, cache);
     }
     w.stream = dnnl::stream(cpu_engine());
     w.hidden.resize(static_cast<size_t>(kChunkRows * hidden_));
   }
 }
 
-void FusedMlp::run(const float *src, float *dst) {
+void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + kChunkRows - 1) / kChunkRows;
   const auto &kernels = kernels::active();
 #pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
@@ -41,8 +46,9 @@ void FusedMlp::run(const float *src, float *dst) {
     Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
     const int64_t r0 = c * kChunkRows, n = std::min(kChunkRows, s_.rows - r0);
     const bool full = n == kChunkRows;
-    (full ? w.fc1 : w.fc1_tail)->run(w.stream, src + r0 * s_.ld_src, w.hidden.data());
-    kernels.gelu(w.hidden.data(), n * hidden_, 1);
+    const size_t elem = bf16_ ? 2 : 4;
+    (full ? w.fc1 : w.fc1_tail)->run(w.stream, static_cast<const char *>(src) + r0 * s_.ld_src * elem, w.hidden.data());
+    if (!bf16_) kernels.gelu(w.hidden.data(), n * hidden_, 1);
     (full ? w.fc2 : w.fc2_tail)->run(w.stream, w.hidden.data(), dst + r0 * s_.ld_dst);
   }
 }

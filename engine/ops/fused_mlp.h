@@ -6,6 +6,8 @@
 // sharing the packed weights), so chunks run in parallel with no barrier
 // between the two GEMMs. Every row's result depends only on its chunk
 // index, never on the thread count.
+// In bf16 precision (fc1's) the source rows are bf16 and fc1 applies GELU to
+// its fp32 result as a post-op, storing the hidden chunk as bf16 for fc2.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +37,8 @@ class FusedMlp {
 
   FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s, PackedWeightCache &cache);
   // Not thread-safe: a plan (and its ops) serves one call at a time.
-  void run(const float *src, float *dst);
+  // src: float rows, or bf16 rows in bf16 precision (ld_src in elements).
+  void run(const void *src, float *dst);
 
  private:
   struct Worker {
@@ -46,6 +49,7 @@ class FusedMlp {
   };
   FusedMlpShape s_;
   int64_t hidden_ = 0;
+  bool bf16_ = false;
   std::vector<Worker> workers_;
 };
 

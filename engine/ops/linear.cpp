@@ -11,11 +11,13 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   if (s_.ld_src == 0) s_.ld_src = p.in;
   if (s_.ld_dst == 0) s_.ld_dst = p.out;
   auto &eng = cpu_engine();
-  dnnl::memory::desc src_md({s_.rows, p.in}, dt::f32, {s_.ld_src, 1});
+  const bool bf16 = p.precision == Precision::bf16;
+  const dt compute = bf16 ? dt::bf16 : dt::f32;
+  dnnl::memory::desc src_md({s_.rows, p.in}, compute, {s_.ld_src, 1});
   // PyTorch's (out, in) row-major weight is the (in, out) matrix with strides (1, in).
-  dnnl::memory::desc user_w({p.in, p.out}, dt::f32, {1, p.in});
-  dnnl::memory::desc any_w({p.in, p.out}, dt::f32, tag::any);
-  dnnl::memory::desc dst_md({s_.rows, p.out}, dt::f32, {s_.ld_dst, 1});
+  dnnl::memory::desc user_w({p.in, p.out}, p.weight_stored_bf16 ? dt::bf16 : dt::f32, {1, p.in});
+  dnnl::memory::desc any_w({p.in, p.out}, compute, tag::any);
+  dnnl::memory::desc dst_md({s_.rows, p.out}, bf16 && s_.dst_bf16 ? dt::bf16 : dt::f32, {s_.ld_dst, 1});
   dnnl::post_ops po;
   if (s_.gelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
   if (s_.accumulate) po.append_sum(1.f);
@@ -37,11 +39,11 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   if (bias_) args_.emplace(DNNL_ARG_BIAS, bias_);
 }
 
-void Linear::run(dnnl::stream &stream, const float *src, float *dst) {
+void Linear::run(dnnl::stream &stream, const void *src, void *dst) {
   // The memory objects in args_ share their handles with src_ and dst_, so
   // pointing these at this call's buffers updates the prebuilt argument map:
   // a call allocates nothing.
-  src_.set_data_handle(const_cast<float *>(src));
+  src_.set_data_handle(const_cast<void *>(src));
   dst_.set_data_handle(dst);
   prim_.execute(stream, args_);
 }

@@ -2,6 +2,9 @@
 // Post-ops fuse the exact GELU (fc1) and the residual add (accumulate: the
 // result is added to what `dst` already holds). Weights are taken in the
 // layout the primitive prefers, packed once per model.
+// In bf16 precision the source rows and the packed weights are bf16, the
+// products accumulate in fp32 and bias, GELU and the residual add are applied
+// to the fp32 result; dst is fp32 unless dst_bf16 (a GEMM reads it next).
 #pragma once
 
 #include <cstdint>
@@ -9,27 +12,32 @@
 #include <unordered_map>
 
 #include "engine/packed_weights.h"
+#include "engine/precision.h"
 
 namespace pola::ops {
 
 struct LinearParams {
-  const float *weight = nullptr; // (out, in) row-major, PyTorch layout
-  const float *bias = nullptr;   // (out) or null
+  const void *weight = nullptr;    // (out, in) row-major, PyTorch layout
+  bool weight_stored_bf16 = false; // weight holds bf16 values (a BF16 model file), else float
+  const float *bias = nullptr;     // (out) or null
   int64_t in = 0, out = 0;
+  Precision precision = Precision::fp32; // of the source rows, the weights and the products
 };
 
 struct LinearShape {
   int64_t rows = 0;
-  int64_t ld_src = 0, ld_dst = 0; // row strides (0 = dense)
+  int64_t ld_src = 0, ld_dst = 0; // row strides in elements (0 = dense)
   bool gelu = false;
   bool accumulate = false;
+  bool dst_bf16 = false; // bf16 precision only: write bf16 rows
 };
 
 class Linear {
  public:
   Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache);
   // Not thread-safe: a plan (and its ops) serves one call at a time.
-  void run(dnnl::stream &stream, const float *src, float *dst);
+  // src holds float or bf16 rows as the precision says; dst float unless dst_bf16.
+  void run(dnnl::stream &stream, const void *src, void *dst);
 
  private:
   LinearParams p_;

@@ -13,6 +13,7 @@ void mul_rows(float *y, int64_t ld_y, const float *g, int64_t ld_g, int64_t rows
               int threads);
 void pola_attention(const PolaAttnArgs &args);
 void window_attention(const WindowAttnArgs &args);
+void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads);
 
 // The scalar KernelTable (isa == Isa::scalar).
 const KernelTable &table();

@@ -6,13 +6,14 @@
 #include "kernels/simd/layernorm.hpp"
 #include "kernels/simd/mul_rows.hpp"
 #include "kernels/simd/pola_attention.hpp"
+#include "kernels/simd/to_bf16.hpp"
 #include "kernels/simd/window_attention.hpp"
 
 namespace pola::kernels::simd {
 
 template <class A> KernelTable make_table(Isa isa) {
   return KernelTable{isa, &layernorm<A>, &gelu<A>, &mul_rows<A>, &pola_attention<A>,
-                     &window_attention<A>};
+                     &window_attention<A>, &to_bf16<A>};
 }
 
 } // namespace pola::kernels::simd

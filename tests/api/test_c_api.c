@@ -32,6 +32,19 @@ static void test_load_errors(const char *dir) {
     CHECK(pola_model_load(fixture_path(dir, "model.pola"), &bad, &m) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "threads") != NULL);
   }
+  { /* precision (issue 19): fp32 by default, unknown values refused, auto resolved */
+    pola_options opt = pola_default_options();
+    CHECK(opt.precision == POLA_PRECISION_FP32);
+    opt.precision = 7;
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_ERROR_INPUT);
+    CHECK(strstr(pola_last_error(), "precision") != NULL);
+    opt.precision = POLA_PRECISION_AUTO;
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_OK);
+    CHECK(strcmp(pola_model_precision(m), "fp32") == 0 || strcmp(pola_model_precision(m), "bf16") == 0);
+    pola_model_free(m);
+    m = NULL;
+    CHECK(pola_model_precision(NULL) == NULL);
+  }
   pola_model_free(NULL); /* allowed */
 }
 

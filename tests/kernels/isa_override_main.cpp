@@ -1,7 +1,8 @@
 // Checks the POLA_ISA override in a fresh process (the table is chosen once
 // per process): argv[1] is the ISA the active table must be. CTest runs it
-// with POLA_ISA=scalar|avx2|avx512|bogus; for an ISA this machine lacks, or an
-// unknown name, the expected table is the best supported one.
+// with POLA_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16|bogus; for an ISA this
+// machine lacks, or an unknown name, the expected table is the best supported
+// one. The bf16 instructions allowed follow the same cap.
 #include <cstdio>
 #include <cstring>
 
@@ -13,10 +14,20 @@ int main(int argc, char **argv) {
   if (argc != 2) return 2;
   Isa best = cpu_supports(Isa::avx512) ? Isa::avx512 : cpu_supports(Isa::avx2) ? Isa::avx2 : Isa::scalar;
   Isa want = best;
-  if (!std::strcmp(argv[1], "scalar")) want = Isa::scalar;
-  else if (!std::strcmp(argv[1], "avx2") && cpu_supports(Isa::avx2)) want = Isa::avx2;
-  else if (!std::strcmp(argv[1], "avx512") && cpu_supports(Isa::avx512)) want = Isa::avx512;
+  Bf16Isa want_bf16 = cpu_bf16_isa();
+  Isa named = best;
+  if (isa_from_name(argv[1], named) && cpu_supports(named)) { // scalar|avx2|avx512: no bf16 instructions
+    want = named;
+    want_bf16 = Bf16Isa::none;
+  }
+  if (!std::strcmp(argv[1], "avx512_bf16") && cpu_bf16_isa() != Bf16Isa::none) {
+    want = Isa::avx512;
+    want_bf16 = Bf16Isa::avx512_bf16;
+  }
+  if (!std::strcmp(argv[1], "amx_bf16") && cpu_bf16_isa() == Bf16Isa::amx_bf16) want = Isa::avx512;
   const Isa got = active().isa;
-  std::printf("POLA_ISA=%s -> active %s (expected %s)\n", argv[1], isa_name(got), isa_name(want));
-  return got == want && &active() == table_for(got) ? 0 : 1;
+  const Bf16Isa got_bf16 = active_bf16_isa();
+  std::printf("POLA_ISA=%s -> active %s, bf16 %s (expected %s, bf16 %s)\n", argv[1], isa_name(got),
+              bf16_isa_name(got_bf16), isa_name(want), bf16_isa_name(want_bf16));
+  return got == want && got_bf16 == want_bf16 && &active() == table_for(got) ? 0 : 1;
 }

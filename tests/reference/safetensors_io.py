@@ -74,6 +74,13 @@ def decode(blob):
     data = memoryview(blob)[8 + n:]
     tensors = {}
     for name, info in header.items():
+        if info.get("dtype") == "BF16":  # no numpy dtype: widened to float32 (exact)
+            shape, (begin, end) = info["shape"], info["data_offsets"]
+            if not 0 <= begin <= end <= len(data) or int(np.prod(shape, dtype=np.int64)) * 2 != end - begin:
+                raise SafetensorsError(f"{name}: offsets {begin}..{end} do not hold BF16 shape {shape}")
+            halves = np.frombuffer(data[begin:end], dtype="<u2").astype(np.uint32) << 16
+            tensors[name] = halves.view(np.float32).reshape(shape).copy()
+            continue
         dtype = DTYPES.get(info.get("dtype"))
         if dtype is None:
             raise SafetensorsError(f"{name}: unknown dtype {info.get('dtype')!r}")

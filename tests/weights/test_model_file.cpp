@@ -86,6 +86,41 @@ TEST_CASE("model file round trip") {
   CHECK(moved.find("scalar")->data[0] == 42.0f);
 }
 
+TEST_CASE("BF16 tensors: written rounded to nearest even, read back, F32 kept aligned") {
+  ScratchFile f;
+  // 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one (1.0);
+  // 1 + 3 * 2^-8 goes up to 1 + 2^-6 (even); 1 + 2^-8 + 2^-20 is above the tie.
+  const float tie_down = 1.0f + 1.0f / 256, tie_up = 1.0f + 3.0f / 256, above = 1.0f + 1.0f / 256 + 1.0f / (1 << 20);
+  std::vector<float> w = {tie_down, tie_up, above, -2.5f, 0.0f};  // odd count: the next offset is not a multiple of 4
+  std::vector<float> b = {0.1f, 0.2f};
+  TensorToWrite wt{"w.weight", {5}, w.data(), StoredDtype::bf16};
+  TensorToWrite bt{"b", {2}, b.data()};
+  write_model_file(f.path(), {{"format", "polaformer"}}, {wt, bt});
+  const ModelFile mf = ModelFile::open(f.path());
+  CHECK(mf.has_checksums());
+  const TensorView *tw = mf.find("w.weight");
+  const TensorView *tb = mf.find("b");
+  REQUIRE(tw);
+  REQUIRE(tb);
+  CHECK(tw->dtype == StoredDtype::bf16);
+  CHECK(tw->data == nullptr);
+  CHECK(tw->byte_size() == 10);
+  const std::vector<float> got = tensor_as_f32(*tw);
+  CHECK(got == std::vector<float>{1.0f, 1.0f + 4.0f / 256, 1.0f + 2.0f / 256, -2.5f, 0.0f});
+  CHECK(tb->dtype == StoredDtype::f32);
+  CHECK(reinterpret_cast<uintptr_t>(tb->data) % 4 == 0);
+  CHECK(tb->data[1] == 0.2f);
+  // A value beyond the bf16 range rounds to Inf: refused, naming the tensor, and no file written.
+  ScratchFile g;
+  std::vector<float> huge = {3.4e38f};
+  CHECK_THROWS_WITH_AS(write_model_file(g.path(), {}, {{"h", {1}, huge.data(), StoredDtype::bf16}}),
+                       doctest::Contains("'h' cannot be stored as BF16"), InputError);
+  // A NaN stored as BF16 is refused at load like an F32 one.
+  std::string h = R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})";
+  h += std::string((8 - (8 + h.size()) % 8) % 8, ' ');
+  expect_refused(st_file(h, std::string("\x00\x00\xc0\x7f", 4)), "non-finite bf16");
+}
+
 TEST_CASE("writer refuses bad tensors and leaves no file behind") {
   ScratchFile f;
   float x = 1;
@@ -173,8 +208,8 @@ TEST_CASE("bad model files end in InputError") {
                    "rank");
   }
   SUBCASE("wrong dtype") {
-    expect_refused(st_file(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", "1234"), "only F32");
-    expect_refused(st_file(R"({"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})", "1234"), "only F32");
+    expect_refused(st_file(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", "1234"), "F32 or BF16");
+    expect_refused(st_file(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", "12345678"), "F32 or BF16");
     expect_refused(st_file(R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,4]}})", "1234"), "unknown dtype");
     expect_refused(st_file(R"({"a":{"dtype":7,"shape":[1],"data_offsets":[0,4]}})", "1234"), "dtype");
   }

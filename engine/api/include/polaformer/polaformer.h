@@ -63,6 +63,14 @@ typedef enum pola_status {
 /* An opaque loaded model. */
 typedef struct pola_model pola_model;
 
+/* Arithmetic of the linear layers and patch embeddings (issue 19). */
+typedef enum pola_precision {
+  POLA_PRECISION_FP32 = 0, /* default: exact parity with the fp32 reference */
+  POLA_PRECISION_BF16 = 1, /* bf16 products, fp32 accumulation; needs AMX-BF16 or AVX512-BF16,
+                              else pola_model_load fails with POLA_ERROR_INPUT naming what is missing */
+  POLA_PRECISION_AUTO = 2  /* bf16 where the CPU has it natively, else fp32 */
+} pola_precision;
+
 /* Load-time options. Always start from pola_default_options() so fields
  * added later get their defaults. */
 typedef struct pola_options {
@@ -70,6 +78,9 @@ typedef struct pola_options {
   /* 0 (default): an input holding NaN or Inf is refused (POLA_ERROR_INPUT),
    * and so is a run whose logits are not all finite. 1: both pass through. */
   int allow_nonfinite;
+  /* A pola_precision; POLA_PRECISION_FP32 by default. Norms, softmax, GELU,
+   * the polarity attention and residual sums stay fp32 in every precision. */
+  int precision;
 } pola_options;
 
 POLA_API pola_options pola_default_options(void);
@@ -92,6 +103,10 @@ POLA_API pola_status pola_model_input_shape(const pola_model *model, int *channe
 
 /* Number of classes (logits per image); 0 if model is NULL. */
 POLA_API int pola_model_num_classes(const pola_model *model);
+
+/* The precision the model runs at ("fp32" or "bf16": POLA_PRECISION_AUTO
+ * resolved), or NULL for a NULL model. */
+POLA_API const char *pola_model_precision(const pola_model *model);
 
 /* Name of class `index` (0-based); NULL if out of range. The string lives as
  * long as the model. Models without names report "class_<index>". */

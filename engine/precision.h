@@ -1,0 +1,36 @@
+// The arithmetic precision of one op (a field of each graph node, chosen per
+// op kind when a plan is built), and how a user's `--precision` request
+// becomes one. Only the GEMMs (linear layers, patch embeddings) run in bf16;
+// LayerNorm, softmax, GELU, the polarity feature maps, normalisers and
+// residual sums stay fp32. int8 would be a third value, chosen per op the
+// same way.
+#pragma once
+
+#include <string>
+
+namespace pola {
+
+enum class Precision { fp32, bf16 };
+const char *precision_name(Precision p); // "fp32" / "bf16"
+
+// What the user asks for: fp32 (the default: exact parity), bf16, or auto =
+// bf16 where the CPU has native bf16 matrix instructions, else fp32.
+enum class PrecisionRequest { fp32, bf16, automatic };
+// "fp32" | "bf16" | "auto"; false for anything else.
+bool precision_request_from_name(const std::string &name, PrecisionRequest &out);
+
+struct PrecisionChoice {
+  Precision precision = Precision::fp32;
+  std::string reason; // e.g. "this CPU has AMX-BF16"
+};
+// The precision a request runs at on this CPU (after any POLA_ISA cap).
+// An explicit bf16 without AVX512-BF16 or AMX-BF16 throws InputError naming
+// what is missing.
+PrecisionChoice resolve_precision(PrecisionRequest request);
+
+// The precision of each op kind in a plan. Kinds not listed always run fp32.
+struct OpPrecisions {
+  Precision gemm = Precision::fp32; // linear layers and patch embeddings (oneDNN matmul)
+};
+
+} // namespace pola

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""`--precision` on a CPU without native bf16, emulated with POLA_ISA=avx512 (which caps the
+kernels and oneDNN at AVX-512 without AVX512-BF16 or AMX), and bad values. Runs on any CPU.
+
+  check_precision_refusal.py --pola build/apps/pola --model models/fashion_pola_pvt.pola --workdir DIR
+
+- `pola --version` says auto picks fp32 and why;
+- `run/classify/eval/bench --precision bf16` exit 1 naming the missing AMX-BF16 / AVX512-BF16;
+- `run --precision auto` runs and gives exactly the `--precision fp32` logits;
+- `--precision fp16` is refused by the option parser on every command.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from precision_common import auto_precision, pola
+
+MISSING = "neither AMX-BF16 nor AVX512-BF16"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pola", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    env = dict(os.environ, POLA_ISA="avx512")
+    failures = []
+
+    picked, reason = auto_precision(args.pola, env)
+    print(f"POLA_ISA=avx512: auto -> {picked} ({reason})")
+    if picked != "fp32" or MISSING not in reason:
+        failures.append(f"under POLA_ISA=avx512 `pola --version` says auto = {picked} ({reason})")
+
+    inp = os.path.join(args.workdir, "input.npy")
+    cfg = json.loads(pola(args.pola, "info", "--json", args.model).stdout)["config"]
+    shape = (2, cfg["in_chans"], cfg["img_size"], cfg["img_size"])
+    np.save(inp, np.random.default_rng(19).standard_normal(shape).astype(np.float32))
+    out = os.path.join(args.workdir, "out.npy")
+    commands = {
+        "run": ["run", "-m", args.model, "-i", inp, "-o", out],
+        "classify": ["classify", "-m", args.model, os.path.join(os.path.dirname(args.model), "..", "README.md")],
+        "eval": ["eval", "-m", args.model, "--data", args.workdir],
+        "bench": ["bench", "-m", args.model, "--runs", "1"],
+    }
+    for name, cmd in commands.items():
+        proc = pola(args.pola, *cmd, "--precision", "bf16", env=env, check=False)
+        print(f"{name} --precision bf16 -> rc {proc.returncode}: {proc.stderr.strip()}")
+        if proc.returncode != 1 or MISSING not in proc.stderr or "--precision bf16" not in proc.stderr:
+            failures.append(f"{name} --precision bf16 under POLA_ISA=avx512: rc {proc.returncode}, {proc.stderr!r}")
+        proc = pola(args.pola, *cmd, "--precision", "fp16", check=False)
+        if proc.returncode == 0 or "--precision" not in proc.stderr:
+            failures.append(f"{name} --precision fp16 was not refused: rc {proc.returncode}, {proc.stderr!r}")
+
+    pola(args.pola, "run", "-m", args.model, "-i", inp, "-o", out, "--precision", "fp32", env=env)
+    fp32 = np.load(out)
+    pola(args.pola, "run", "-m", args.model, "-i", inp, "-o", out, "--precision", "auto", env=env)
+    if not np.array_equal(np.load(out), fp32):
+        failures.append("--precision auto under POLA_ISA=avx512 does not give the fp32 logits")
+
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
