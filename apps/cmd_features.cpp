@@ -15,6 +15,7 @@
 #include "engine/model.h"
 #include "input_batch.h"
 #include "number_list.h"
+#include "precision_option.h"
 #include "weights/error.h"
 #include "weights/file_access.h"
 
@@ -25,6 +26,7 @@ struct FeaturesArgs {
   std::vector<std::string> images;
   int threads = 0;
   bool pad = false, pooled = false, allow_nonfinite = false;
+  pola::PrecisionRequest precision = pola::PrecisionRequest::fp32;
 };
 
 // "--stages 1,3" -> {0, 2}: whole numbers in 1..stages, each once.
@@ -83,6 +85,7 @@ void features_command(const FeaturesArgs &a) {
   pola::ModelOptions opt;
   opt.threads = a.threads;
   opt.allow_nonfinite = a.allow_nonfinite;
+  opt.precision = a.precision;
   auto model = pola::Model::load(a.model, opt);
   const pola::ModelConfig &cfg = model->config();
   const std::vector<size_t> stages = parse_stages(a.stages, cfg.num_stages());
@@ -148,6 +151,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_flag("--pooled", a->pooled, "Also write pooled.npy when the last stage is not among --stages");
   cmd->add_option("--output,-o", a->out_dir, "Output directory")->required();
   cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  pola::app::add_precision_option(*cmd, a->precision);
   cmd->add_flag("--allow-nonfinite", a->allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite features, instead of refusing them");
   cmd->callback([a] { features_command(*a); });

@@ -91,6 +91,12 @@ def main():
         check(np.array_equal(np.load(os.path.join(one_dir, "pooled.npy")), np.load(os.path.join(all_dir, "pooled.npy"))),
               "--pooled with stage 1 gives the same pooled embedding")
 
+        auto_dir = os.path.join(work, "auto")  # bf16 where the CPU has it (issue 19), else fp32
+        run_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "4", "--precision", "auto", "-o", auto_dir)
+        a, b = np.load(os.path.join(auto_dir, "stage4.npy")), np.load(os.path.join(all_dir, "stage4.npy"))
+        check(a.shape == b.shape and np.abs(a - b).max() <= 0.1 * np.abs(b).max(),
+              f"--precision auto stays near fp32 (max|diff| / max = {np.abs(a - b).max() / np.abs(b).max():.3g})")
+
         img_dir = os.path.join(work, "img")
         r = pola(args, "features", "-m", f["model"], f["photo"], "-o", img_dir)  # chelsea: 300 x 451
         check(r.returncode == 1 and "input size 300x451" in r.stderr, f"an image at its own size is checked: {r.stderr.strip()}")
