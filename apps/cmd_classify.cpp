@@ -6,14 +6,13 @@
 // folder of thousands does not lose the rest; the exit code is still 1.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "classify/class_ranking.h"
 #include "classify/image_inputs.h"
 #include "command.h"
 #include "precision_option.h"
@@ -32,26 +31,8 @@ struct ClassifyArgs {
   bool json = false, verbose = false;
 };
 
-struct Ranked {
-  int index;
-  double prob;
-};
-
-// Softmax of one row of logits (in double: probabilities of tiny classes
-// stay meaningful), the `k` best first; ties keep the lower index first.
-std::vector<Ranked> top_k(const float *logits, int classes, int k) {
-  const float top = *std::max_element(logits, logits + classes);
-  double sum = 0;
-  std::vector<Ranked> all(static_cast<size_t>(classes));
-  for (int i = 0; i < classes; ++i) sum += (all[i] = {i, std::exp(double(logits[i]) - top)}).prob;
-  for (auto &r : all) r.prob /= sum;
-  k = std::min(k, classes);
-  std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const Ranked &a, const Ranked &b) {
-    return a.prob > b.prob || (a.prob == b.prob && a.index < b.index);
-  });
-  all.resize(static_cast<size_t>(k));
-  return all;
-}
+using pola::app::rank_classes;
+using Ranked = pola::app::RankedClass;
 
 class Printer {
  public:
@@ -67,9 +48,7 @@ class Printer {
       std::printf("%-*s  %4s  %8s  %s\n", int(file_width_), "IMAGE", "RANK", "PROB", "CLASS");
     header_done_ = true;
     if (json_) {
-      nlohmann::json top = nlohmann::json::array();
-      for (const auto &r : best) top.push_back({{"index", r.index}, {"class", names_[r.index]}, {"prob", r.prob}});
-      std::printf("%s\n", nlohmann::json{{"file", file}, {"top", top}}.dump().c_str());
+      std::printf("%s\n", pola::app::classification_json(file, best, names_).dump().c_str());
     } else {
       for (size_t i = 0; i < best.size(); ++i)
         std::printf("%-*s  %4zu  %7.3f%%  %s\n", int(file_width_), i == 0 ? file.c_str() : "", i + 1,
@@ -143,7 +122,7 @@ void classify_command(const ClassifyArgs &a) {
                    first + count, std::chrono::duration<double, std::milli>(t1 - t0).count(),
                    std::chrono::duration<double, std::milli>(t2 - t1).count());
     for (size_t j = 0; j < decoded.size(); ++j)
-      print.image(files[decoded[j]], top_k(logits.data() + j * classes, classes, a.top));
+      print.image(files[decoded[j]], rank_classes(logits.data() + j * classes, classes, a.top));
     bar.update(int64_t(first + count));
   }
   bar.finish();

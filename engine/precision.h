@@ -30,7 +30,8 @@ PrecisionChoice resolve_precision(PrecisionRequest request);
 
 // The precision of each op kind in a plan. Kinds not listed always run fp32.
 struct OpPrecisions {
-  Precision gemm = Precision::fp32; // linear layers and patch embeddings (oneDNN matmul)
+  Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
+  Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
 };
 
 } // namespace pola

@@ -21,6 +21,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # `pola serve` (HTTP on cpp-httplib; its CMake config needs brotli, ssl and zlib headers, which it depends on)
   libcpp-httplib-dev
+  # the README's server examples (run by docs.usage) use curl
+  curl
   # the Python binding (pybind11's CMake config needs the Python headers, python3-dev) and its tests
   pybind11-dev python3-dev python3-pytest
   # scale-out on Dask (examples/dask_classify.py and its test)

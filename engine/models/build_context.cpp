@@ -32,9 +32,10 @@ namespace {
 // The source of a GEMM in the plan's GEMM precision: `src` itself (fp32), or
 // a bf16 copy (node `name.to_bf16`, a tensor of rows x ceil(cols / 2) floats
 // holding the bf16 values). `ld` is set to its row stride in elements.
-TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorView &src, int64_t &ld) {
+TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorView &src, Precision precision,
+                       int64_t &ld) {
   ld = src.ld;
-  if (ctx.precisions.gemm == Precision::fp32) return src;
+  if (precision == Precision::fp32) return src;
   TensorView half = new_tensor(ctx, name + ".to_bf16", src.rows, (src.cols + 1) / 2);
   ld = 2 * half.ld;
   Plan &plan = ctx.plan;
@@ -47,12 +48,12 @@ TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorV
 }
 
 // The one place a matmul node is made: dst = src W^T + b with optional post-ops,
-// in the plan's GEMM precision.
+// in `precision` (the plan's choice for this op kind).
 void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorView &src,
-                     const TensorView &dst, bool gelu, bool accumulate) {
-  p.precision = ctx.precisions.gemm;
+                     const TensorView &dst, bool gelu, bool accumulate, Precision precision) {
+  p.precision = precision;
   int64_t ld_src = 0;
-  const TensorView in = gemm_source(ctx, name, src, ld_src);
+  const TensorView in = gemm_source(ctx, name, src, precision, ld_src);
   auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, ld_src, dst.ld, gelu, accumulate}, ctx.packed);
   Plan &plan = ctx.plan;
   // Accumulating into dst reads it: the in-place update of a residual stream.
@@ -90,7 +91,8 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
                 const TensorView &dst, bool has_bias, bool gelu, bool accumulate) {
-  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate);
+  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate,
+                  ctx.precisions.gemm);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -106,7 +108,7 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   p.out = dst.cols;
   p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
   p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
-  add_matmul_node(ctx, name, p, src, dst, false, false);
+  add_matmul_node(ctx, name, p, src, dst, false, false, ctx.precisions.gemm);
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -129,7 +131,7 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
   add_node(ctx, name + ".patchify", std::move(edges), [=, &plan] {
     ops::patchify(grid, src_ptr ? *src_ptr : src_copy.ptr(), patches.ptr(), plan.threads);
   });
-  add_matmul_node(ctx, name, lp, patches, dst, false, false);
+  add_matmul_node(ctx, name, lp, patches, dst, false, false, ctx.precisions.embed);
 }
 
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
@@ -154,7 +156,7 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
     ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
     fc1.precision = fc2.precision = ctx.precisions.gemm;
     int64_t ld_src = 0;
-    const TensorView in = gemm_source(ctx, block + ".mlp", xn, ld_src);
+    const TensorView in = gemm_source(ctx, block + ".mlp", xn, ctx.precisions.gemm, ld_src);
     auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, ld_src, x.ld, plan.threads}, ctx.packed);
     add_node(ctx, block, {{in, x}, {x}}, [op, in, x] { op->run(in.ptr(), x.ptr()); }, x);
     plan.graph.set_last_precision(fc1.precision);

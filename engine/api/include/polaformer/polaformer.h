@@ -173,6 +173,19 @@ POLA_API pola_convert_options pola_default_convert_options(void);
  * appears whole or not at all; an output naming one of the inputs is refused. */
 POLA_API pola_status pola_convert(const char *checkpoint, const char *output, const pola_convert_options *options);
 
+/* ---- One engine call for several callers' images (issue 22: servers) ------
+ * A server batching concurrent requests holds each request's images in its
+ * own array and wants each request's logits back in its own array. */
+
+/* Runs `parts` arrays of images as one batch: part i holds counts[i] >= 1
+ * preprocessed images at inputs[i] (counts[i] * channels * height * width
+ * floats, NCHW) and receives counts[i] * num_classes logits at logits[i]
+ * (which must not overlap any input). The images are run in part order, so
+ * the result is that of one pola_model_run over the parts concatenated; the
+ * total count must be 1..4096. On failure no logits array is written. */
+POLA_API pola_status pola_model_run_parts(pola_model *model, int parts, const float *const *inputs,
+                                          const int *counts, float *const *logits);
+
 /* ---- The attention core alone, for long 1-D sequences --------------------
  *
  * Polarity-aware linear attention (SPEC.md section 3) on token-major

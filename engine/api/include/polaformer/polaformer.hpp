@@ -143,6 +143,17 @@ class Model {
     return json;
   }
 
+  // ---- issue 22: one engine call for several callers' images ----
+  // Part i: counts[i] images at inputs[i], logits written to logits[i]
+  // (counts[i] x num_classes floats); see pola_model_run_parts.
+  void run_parts(const std::vector<const float *> &inputs, const std::vector<int> &counts,
+                 const std::vector<float *> &logits) {
+    if (inputs.size() != counts.size() || logits.size() != counts.size())
+      throw InputError("run_parts: inputs, counts and logits must have one entry per part");
+    check(pola_model_run_parts(handle_, static_cast<int>(counts.size()), inputs.data(), counts.data(),
+                               logits.data()));
+  }
+
   // ---- Any input size and backbone features (polaformer.h has the rules) ----
   struct FeatureShape {
     int channels = 0, height = 0, width = 0;

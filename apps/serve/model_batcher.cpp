@@ -1,0 +1,173 @@
+#include "model_batcher.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pola::serve {
+
+using clock = std::chrono::steady_clock;
+
+ModelBatcher::ModelBatcher(std::string name, polaformer::Model &model, BatchLimits limits, Metrics &metrics,
+                           bool verbose)
+    : name_(std::move(name)), model_(model), limits_(limits), metrics_(metrics), verbose_(verbose),
+      per_image_(model.input_shape().floats()), classes_(model.num_classes()) {
+  metrics_.set_queue_depth_source(name_, [this] { return queued_images(); });
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+ModelBatcher::~ModelBatcher() { stop(); }
+
+ModelBatcher::Ticket ModelBatcher::announce() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++announced_;
+  return Ticket(*this);
+}
+
+void ModelBatcher::withdraw() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --announced_;
+  }
+  wake_.notify_one();
+}
+
+std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, std::vector<float> input, int rows) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ticket.batcher_ = nullptr;  // the announcement ends here, queued or refused
+  --announced_;
+  if (stopping_ || queued_images_ + static_cast<size_t>(rows) > static_cast<size_t>(limits_.max_queue)) {
+    lock.unlock();
+    wake_.notify_one();
+    return std::nullopt;
+  }
+  Job job{std::move(input), rows, clock::now(), {}};
+  auto future = job.answer.get_future();
+  queue_.push_back(std::move(job));
+  queued_images_ += static_cast<size_t>(rows);
+  lock.unlock();
+  wake_.notify_one();
+  return future;
+}
+
+size_t ModelBatcher::queued_images() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_images_;
+}
+
+void ModelBatcher::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (worker_.joinable()) worker_.join();
+}
+
+// Waits for the first request, then up to max_wait after its arrival for the
+// requests already announced (being read or parsed) to join, unless a full
+// batch is already there or none is announced (waiting would only add
+// latency), or the server is stopping. With fixed_wait, it waits the whole
+// max_wait for any request to come. Takes requests in arrival order while
+// they fit in max_batch; a request larger than max_batch goes alone.
+std::vector<ModelBatcher::Job> ModelBatcher::next_batch(std::unique_lock<std::mutex> &lock) {
+  wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+  if (queue_.empty()) return {};
+  const auto deadline = queue_.front().arrival + limits_.max_wait;
+  wake_.wait_until(lock, deadline, [&] {
+    return stopping_ || (!limits_.fixed_wait && announced_ == 0) ||
+           queued_images_ >= static_cast<size_t>(limits_.max_batch);
+  });
+  std::vector<Job> jobs;
+  int rows = 0;
+  while (!queue_.empty() && (jobs.empty() || rows + queue_.front().rows <= limits_.max_batch)) {
+    rows += queue_.front().rows;
+    jobs.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  queued_images_ -= static_cast<size_t>(rows);
+  return jobs;
+}
+
+void ModelBatcher::worker_loop() {
+  for (;;) {
+    std::vector<Job> jobs;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      jobs = next_batch(lock);
+    }
+    if (jobs.empty()) return;  // stopping, and the queue is drained
+    run(jobs);
+  }
+}
+
+pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
+                                      const std::vector<float *> &logits, std::string &error) {
+  int rows = 0;
+  for (int c : counts) rows += c;
+  const auto t0 = clock::now();
+  const pola_status status = pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(),
+                                                  counts.data(), logits.data());
+  const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  if (status != POLA_OK) {
+    error = pola_last_error();
+    return status;
+  }
+  metrics_.record_batch(name_, rows, seconds);
+  if (verbose_)
+    std::fprintf(stderr, "pola serve: %s: engine call of %d image%s: %.2f ms\n", name_.c_str(), rows,
+                 rows == 1 ? "" : "s", seconds * 1e3);
+  return POLA_OK;
+}
+
+// Runs the jobs as one engine call, each job's images and logits its own part
+// (pola_model_run_parts); a lone job larger than max_batch runs in chunks of
+// max_batch. If a shared call fails, every job is run again on its own, so
+// one request's bad data (non-finite logits, say) is its own error and never
+// its neighbours'.
+void ModelBatcher::run(std::vector<Job> &jobs) {
+  std::vector<BatchAnswer> answers(jobs.size());
+  std::vector<const float *> inputs;
+  std::vector<int> counts;
+  std::vector<float *> logits;
+  int rows = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    answers[i].logits.resize(static_cast<size_t>(jobs[i].rows) * classes_);
+    rows += jobs[i].rows;
+  }
+  std::string error;
+  pola_status status = POLA_OK;
+  if (jobs.size() == 1) {
+    const Job &j = jobs.front();
+    for (int first = 0; first < j.rows && status == POLA_OK; first += limits_.max_batch) {
+      const int n = std::min(limits_.max_batch, j.rows - first);
+      status = engine_call({j.input.data() + first * per_image_}, {n},
+                           {answers[0].logits.data() + size_t(first) * classes_}, error);
+    }
+  } else {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      inputs.push_back(jobs[i].input.data());
+      counts.push_back(jobs[i].rows);
+      logits.push_back(answers[i].logits.data());
+    }
+    status = engine_call(inputs, counts, logits, error);
+    if (status != POLA_OK) {
+      for (auto &j : jobs) {
+        std::vector<Job> alone;
+        alone.push_back(std::move(j));
+        run(alone);
+      }
+      return;
+    }
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    answers[i].status = status;
+    answers[i].batch_size = std::min(rows, limits_.max_batch);
+    if (status != POLA_OK) {
+      answers[i].error = error;
+      answers[i].logits.clear();
+    }
+    jobs[i].answer.set_value(std::move(answers[i]));
+  }
+}
+
+} // namespace pola::serve

@@ -1,0 +1,31 @@
+// The settings of `pola serve` (apps/cmd_serve.cpp parses them).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pola::serve {
+
+struct ServeOptions {
+  std::vector<std::pair<std::string, std::string>> models;  // (name, path)
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 0;          // engine threads per model run; 0 = all cores
+  int max_batch = 16;       // images per engine call
+  double max_wait_ms = 2;   // how long a request waits for others to batch with
+  bool fixed_wait = false;  // --batch-policy fixed: always wait max_wait_ms (adaptive: only for arriving requests)
+  int max_queue = 256;      // images waiting per model; beyond: 503
+  double max_body_mb = 32;  // request body limit; beyond: 413
+  std::string api_key_file; // when set, every request needs "Authorization: Bearer <key>"
+  int http_threads = 64;    // connections served at once
+  int timeout_s = 10;       // read/write timeout of a connection, and the longest a body may take to arrive
+  bool verbose = false;
+};
+
+// Loads the models, serves until SIGTERM or SIGINT, then stops accepting,
+// answers what is in flight and returns. Throws polaformer::InputError for a
+// bad model, key file or address.
+void run_server(const ServeOptions &options);
+
+} // namespace pola::serve

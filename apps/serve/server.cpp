@@ -1,0 +1,453 @@
+// `pola serve`: the HTTP side. Routes of the Open Inference Protocol (KServe
+// v2) REST API plus /classify (image bytes in, `pola classify --json` out) and
+// /metrics; every request is checked (key, body size) before its body is
+// read, then answered from the model's batcher (model_batcher.h), never by
+// running the engine on an HTTP thread.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "bounded_task_queue.h"
+#include "class_ranking.h"
+#include "connection_end.h"
+#include "http_error.h"
+#include "infer_protocol.h"
+#include "metrics.h"
+#include "model_batcher.h"
+#include "serve_options.h"
+
+namespace pola::serve {
+
+using nlohmann::json;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+struct ServedModel {
+  std::unique_ptr<polaformer::Model> model;
+  std::vector<std::string> class_names;
+  std::unique_ptr<ModelBatcher> batcher;
+};
+
+// What the access log and the metrics need to know about the request this
+// thread is serving (httplib serves each request on one thread, from its
+// headers to its logger call).
+struct RequestContext {
+  std::optional<clock::time_point> start;
+  std::string endpoint = "other";
+  int batch = 0;
+  bool end_connection = false;  // the body was left unread: close once answered (connection_end.h)
+};
+thread_local RequestContext current;
+
+// Endpoint kinds, the `endpoint` label of the metrics (never the raw path).
+std::string endpoint_kind(const std::string &path) {
+  if (path == "/v2/health/live") return "health_live";
+  if (path == "/v2/health/ready") return "health_ready";
+  if (path == "/metrics") return "metrics";
+  if (path == "/v2" || path == "/v2/") return "server_metadata";
+  const std::string prefix = "/v2/models/";
+  if (path.compare(0, prefix.size(), prefix) != 0) return "other";
+  const auto rest = path.substr(prefix.size());
+  const auto slash = rest.find('/');
+  if (slash == std::string::npos) return "model_metadata";
+  const auto tail = rest.substr(slash);
+  if (tail == "/ready") return "model_ready";
+  if (tail == "/infer") return "infer";
+  if (tail == "/classify") return "classify";
+  return "other";
+}
+
+void answer_json(httplib::Response &res, int status, const json &body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void answer_error(httplib::Response &res, int status, const std::string &message) {
+  answer_json(res, status, {{"error", message}});
+}
+
+// The path as it may appear in a log line: no control characters, bounded.
+std::string printable(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s.substr(0, 512)) {
+    if (c < 0x20 || c == 0x7f || c == '"') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return s.size() > 512 ? out + "..." : out;
+}
+
+// Equal keys compare in time that depends only on the expected key's length.
+bool same_key(const std::string &given, const std::string &expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < expected.size(); ++i)
+    diff |= static_cast<unsigned char>(expected[i]) ^
+            static_cast<unsigned char>(given.empty() ? 0 : given[i % given.size()]);
+  return diff == 0;
+}
+
+std::string read_api_key(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw polaformer::InputError(path + ": cannot read the API key file");
+  std::string key((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
+    key.pop_back();
+  if (key.empty()) throw polaformer::InputError(path + ": the API key file is empty");
+  if (key.find_first_of("\r\n") != std::string::npos)
+    throw polaformer::InputError(path + ": the API key file must hold one line (the key)");
+  return key;
+}
+
+// httplib's server with its listening socket reachable: the library listens
+// with a backlog of 5 (compiled in), so 16 clients connecting at once would
+// see dropped SYNs and a one-second retransmit; run() widens it.
+class HttpServer : public httplib::Server {
+ public:
+  int listening_socket() const { return svr_sock_; }
+};
+
+class Server {
+ public:
+  explicit Server(const ServeOptions &o) : options_(o), metrics_(model_names(o)) {
+    if (!o.api_key_file.empty()) api_key_ = read_api_key(o.api_key_file);
+    max_body_ = static_cast<size_t>(o.max_body_mb * 1024 * 1024);
+    pola_options engine = pola_default_options();
+    engine.threads = o.threads;
+    BatchLimits limits;
+    limits.max_batch = o.max_batch;
+    limits.max_wait = std::chrono::microseconds(static_cast<long long>(o.max_wait_ms * 1000));
+    limits.max_queue = o.max_queue;
+    limits.fixed_wait = o.fixed_wait;
+    for (const auto &[name, path] : o.models) {
+      if (models_.count(name)) throw polaformer::InputError("--model " + name + "=...: the name is given twice");
+      ServedModel m;
+      m.model = std::make_unique<polaformer::Model>(path, engine);
+      m.class_names = m.model->class_names();
+      m.batcher = std::make_unique<ModelBatcher>(name, *m.model, limits, metrics_, o.verbose);
+      const auto s = m.model->input_shape();
+      std::fprintf(stderr, "pola serve: model '%s' from %s (input %d x %d x %d, %d classes)\n", name.c_str(),
+                   path.c_str(), s.channels, s.height, s.width, m.model->num_classes());
+      models_.emplace(name, std::move(m));
+    }
+    routes();
+  }
+
+  void run() {
+    if (!http_.bind_to_port(options_.host, options_.port))
+      throw polaformer::InputError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                                   " (address in use, or not an address of this machine?)");
+    ::listen(http_.listening_socket(), SOMAXCONN);  // a larger backlog for the bound socket (see HttpServer)
+    std::fprintf(stderr, "pola serve: listening on http://%s:%d%s\n", options_.host.c_str(), options_.port,
+                 api_key_.empty() ? "" : " (API key required)");
+    std::fflush(stderr);
+    http_.listen_after_bind();
+  }
+
+  // From the signal thread: stop accepting; listen() returns once the
+  // requests being served are answered.
+  void begin_shutdown() {
+    stopping_ = true;
+    http_.stop();
+  }
+
+  // After listen() returned: finish whatever is still queued.
+  void stop_batchers() {
+    for (auto &[name, m] : models_) m.batcher->stop();
+  }
+
+  bool stopping() const { return stopping_; }
+
+ private:
+  static std::vector<std::string> model_names(const ServeOptions &o) {
+    std::vector<std::string> names;
+    for (const auto &m : o.models) names.push_back(m.first);
+    return names;
+  }
+
+  ServedModel *lookup_model(const std::string &name) {
+    auto it = models_.find(name);
+    return it == models_.end() ? nullptr : &it->second;
+  }
+
+  ServedModel &find_model(const std::string &name) {
+    if (ServedModel *m = lookup_model(name)) return *m;
+    std::string known;
+    for (const auto &[n, m] : models_) known += (known.empty() ? "" : ", ") + n;
+    throw HttpError(404, "unknown model '" + name + "'; this server serves: " + known);
+  }
+
+  std::string read_body(const httplib::ContentReader &reader) {
+    std::string body;
+    bool too_big = false, too_slow = false;
+    const auto deadline = clock::now() + std::chrono::seconds(options_.timeout_s);
+    const bool complete = reader([&](const char *data, size_t n) {
+      if (body.size() + n > max_body_) return !(too_big = true);
+      if (clock::now() > deadline) return !(too_slow = true);
+      body.append(data, n);
+      return true;
+    });
+    if (!complete) current.end_connection = true;
+    if (too_big) throw HttpError(413, "the request body is larger than --max-body-mb (" + std::to_string(max_body_) + " bytes)");
+    if (too_slow)
+      throw HttpError(408, "the request body took longer than " + std::to_string(options_.timeout_s) + " s to arrive");
+    if (!complete) throw HttpError(400, "the request body ended before its declared length, or stalled");
+    return body;
+  }
+
+  // Queues the images and waits for their logits; 503 when the queue is full.
+  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, std::vector<float> input,
+                    int rows) {
+    if (rows > m.batcher->limits().max_queue)
+      throw HttpError(413, "the request holds " + std::to_string(rows) + " images, more than the queue takes (--max-queue " +
+                               std::to_string(m.batcher->limits().max_queue) + ")");
+    auto future = m.batcher->submit(std::move(ticket), std::move(input), rows);
+    if (!future) {
+      metrics_.record_rejection(name);
+      throw HttpError(503, "model '" + name + "' is busy: its queue is full (--max-queue " +
+                               std::to_string(m.batcher->limits().max_queue) + " images); retry later");
+    }
+    BatchAnswer a = future->get();
+    current.batch = a.batch_size;
+    if (a.status == POLA_ERROR_INPUT) throw HttpError(400, a.error);
+    if (a.status != POLA_OK) throw HttpError(500, a.error);
+    return a;
+  }
+
+  void handle_infer(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+    const std::string name = req.matches[1];
+    ServedModel *m_or_null = lookup_model(name);
+    ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
+    const std::string body = read_body(reader);  // read even for an unknown model: the connection stays usable
+    ServedModel &m = find_model(name);
+    const int max_rows = std::max(1, m.batcher->limits().max_queue);
+    InferRequest r = parse_infer_request(body, req.get_header_value("Inference-Header-Content-Length"),
+                                         m.model->input_shape(), max_rows);
+    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows);
+    const InferAnswer out = make_infer_answer(name, r, a.logits, m.model->num_classes());
+    if (out.binary_header_length)
+      res.set_header("Inference-Header-Content-Length", std::to_string(*out.binary_header_length));
+    res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
+    res.status = 200;
+    res.set_content(out.body, out.content_type.c_str());
+  }
+
+  void handle_classify(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+    const std::string name = req.matches[1];
+    ServedModel *m_or_null = lookup_model(name);
+    ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
+    const std::string body = read_body(reader);
+    ServedModel &m = find_model(name);
+    const int classes = m.model->num_classes();
+    int top = 5;  // as `pola classify`
+    if (req.has_param("top")) {
+      const std::string t = req.get_param_value("top");
+      if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos || std::stoi(t) < 1)
+        throw HttpError(400, "top is '" + t + "'; it must be a whole number from 1");
+      top = std::min(std::stoi(t), classes);
+    }
+    std::optional<std::string> file;
+    if (req.has_param("file")) file = req.get_param_value("file");
+    if (body.empty()) throw HttpError(400, "the body is empty; send the image file's bytes (PNG, JPEG, BMP, ...)");
+    std::vector<float> x;
+    try {
+      x = m.model->preprocess_image_bytes(body.data(), body.size());
+    } catch (const polaformer::InputError &e) {
+      throw HttpError(400, std::string("the request body is not a usable image: ") + e.what());
+    }
+    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(x), 1);
+    const auto best = pola::app::rank_classes(a.logits.data(), classes, top);
+    res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
+    answer_json(res, 200, pola::app::classification_json(file, best, m.class_names));
+  }
+
+  // Runs a handler, turning every failure into a JSON error answer.
+  template <class F>
+  void guarded(httplib::Response &res, F &&f) {
+    try {
+      f();
+    } catch (const HttpError &e) {
+      if (e.status() == 503) res.set_header("Retry-After", "1");
+      answer_error(res, e.status(), e.what());
+    } catch (const polaformer::InputError &e) {
+      answer_error(res, 400, e.what());
+    } catch (const std::bad_alloc &) {
+      answer_error(res, 503, "out of memory");
+    } catch (const std::exception &e) {
+      answer_error(res, 500, std::string("internal error: ") + e.what());
+    }
+  }
+
+  // An answer given before the body was read: the connection ends after it.
+  static void refuse_unread_body(const httplib::Request &req, httplib::Response &res) {
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      res.set_header("Connection", "close");
+      current.end_connection = true;
+    }
+  }
+
+  httplib::Server::HandlerResponse check_request(const httplib::Request &req, httplib::Response &res) {
+    current = RequestContext{clock::now(), endpoint_kind(req.path), 0};
+    if (!api_key_.empty()) {
+      const std::string auth = req.get_header_value("Authorization");
+      const std::string prefix = "Bearer ";
+      const bool ok = auth.compare(0, prefix.size(), prefix) == 0 && same_key(auth.substr(prefix.size()), api_key_);
+      if (!ok) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        refuse_unread_body(req, res);
+        answer_error(res, 401, auth.empty() ? "this server needs an API key: send 'Authorization: Bearer <key>'"
+                                            : "the API key is wrong");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    // Refused from the header alone: the body is never read.
+    if (req.has_header("Content-Length")) {
+      const std::string len = req.get_header_value("Content-Length");
+      const bool number = !len.empty() && len.size() <= 19 && len.find_first_not_of("0123456789") == std::string::npos;
+      if (!number || std::stoull(len) > max_body_) {
+        refuse_unread_body(req, res);
+        if (number)
+          answer_error(res, 413, "the request body (" + len + " bytes) is larger than --max-body-mb (" +
+                                     std::to_string(max_body_) + " bytes)");
+        else
+          answer_error(res, 400, "Content-Length is '" + printable(len) + "', not a byte count");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  void log_request(const httplib::Request &req, const httplib::Response &res) {
+    const double seconds = current.start ? std::chrono::duration<double>(clock::now() - *current.start).count() : 0;
+    metrics_.record_request(current.endpoint, res.status, seconds);
+    std::fprintf(stderr, "%s \"%s %s\" %d %.2f ms batch=%d\n", req.remote_addr.c_str(), printable(req.method).c_str(),
+                 printable(req.path).c_str(), res.status, seconds * 1e3, current.batch);
+    if (current.end_connection) end_connection(req);
+    current = RequestContext{};
+  }
+
+  void routes() {
+    http_.new_task_queue = [n = options_.http_threads] { return new BoundedTaskQueue(static_cast<size_t>(n)); };
+    http_.set_read_timeout(options_.timeout_s, 0);
+    http_.set_write_timeout(options_.timeout_s, 0);
+    http_.set_keep_alive_timeout(options_.timeout_s);
+    http_.set_payload_max_length(max_body_);
+    http_.set_tcp_nodelay(true);
+    http_.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+      return check_request(req, res);
+    });
+    http_.set_logger([this](const httplib::Request &req, const httplib::Response &res) { log_request(req, res); });
+    // Answers httplib makes itself (no route, unreadable request) get a JSON body too.
+    http_.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
+      if (!res.body.empty()) return;
+      if (res.status == 404)
+        answer_error(res, 404, "no endpoint " + printable(req.method) + " " + printable(req.path));
+      else
+        answer_error(res, res.status, "the request could not be read (HTTP status " + std::to_string(res.status) + ")");
+    });
+    http_.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr) {
+      answer_error(res, 500, "internal error");
+    });
+
+    http_.Get("/v2/health/live", [](const httplib::Request &, httplib::Response &res) {
+      answer_json(res, 200, {{"live", true}});
+    });
+    http_.Get("/v2/health/ready", [this](const httplib::Request &, httplib::Response &res) {
+      answer_json(res, stopping_ ? 503 : 200, {{"ready", !stopping_.load()}});
+    });
+    http_.Get("/v2", [this](const httplib::Request &, httplib::Response &res) {
+      answer_json(res, 200, {{"name", "pola"}, {"version", polaformer::version()}, {"extensions", json::array({"binary_tensor_data"})}});
+    });
+    http_.Get(R"(/v2/models/([^/]+))", [this](const httplib::Request &req, httplib::Response &res) {
+      guarded(res, [&] {
+        const std::string name = req.matches[1];
+        answer_json(res, 200, model_metadata(name, *find_model(name).model));
+      });
+    });
+    http_.Get(R"(/v2/models/([^/]+)/ready)", [this](const httplib::Request &req, httplib::Response &res) {
+      guarded(res, [&] {
+        const std::string name = req.matches[1];
+        find_model(name);
+        answer_json(res, stopping_ ? 503 : 200, {{"name", name}, {"ready", !stopping_.load()}});
+      });
+    });
+    http_.Post(R"(/v2/models/([^/]+)/infer)",
+               [this](const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+                 guarded(res, [&] { handle_infer(req, res, reader); });
+               });
+    http_.Post(R"(/v2/models/([^/]+)/classify)",
+               [this](const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+                 guarded(res, [&] { handle_classify(req, res, reader); });
+               });
+    http_.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+      res.status = 200;
+      res.set_content(metrics_.render(), "text/plain; version=0.0.4");
+    });
+  }
+
+  const ServeOptions options_;
+  Metrics metrics_;
+  std::string api_key_;
+  size_t max_body_ = 0;
+  std::map<std::string, ServedModel> models_;
+  HttpServer http_;
+  std::atomic<bool> stopping_{false};
+};
+
+} // namespace
+
+void run_server(const ServeOptions &options) {
+  // SIGTERM and SIGINT go to one thread that waits for them (sigwait); every
+  // other thread (HTTP, batchers, the engine's) is created after this and
+  // inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is a failed write, not the end of the server
+
+  Server server(options);
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (server.stopping()) return;  // woken by run_server itself (listen failed)
+    std::fprintf(stderr, "pola serve: %s: no new connections; answering the requests in flight\n",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    server.begin_shutdown();
+  });
+  try {
+    server.run();
+  } catch (...) {
+    server.begin_shutdown();
+    pthread_kill(watcher.native_handle(), SIGTERM);
+    watcher.join();
+    throw;
+  }
+  if (!server.stopping()) {  // listen ended on its own (socket error)
+    server.begin_shutdown();
+    pthread_kill(watcher.native_handle(), SIGTERM);
+  }
+  watcher.join();
+  server.stop_batchers();
+  std::fprintf(stderr, "pola serve: stopped\n");
+}
+
+} // namespace pola::serve
