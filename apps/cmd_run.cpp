@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command.h"
+#include "input_batch.h"
 #include "precision_option.h"
 #include "weights/file_access.h"
 #include "engine/io/npy.h"
@@ -18,7 +19,8 @@
 namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
-                 int threads, const std::string &dump_dir, bool allow_nonfinite, pola::PrecisionRequest precision) {
+                 int threads, const std::string &dump_dir, bool allow_nonfinite, pola::PrecisionRequest precision,
+                 bool pad) {
   pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
@@ -26,17 +28,9 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   opt.precision = precision;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
-  pola::io::NpyArray x = pola::io::read_npy(input_path);
-  const std::vector<int64_t> want{cfg.in_chans, cfg.img_size, cfg.img_size};
-  if (x.shape.size() != 4 || x.shape[1] != want[0] || x.shape[2] != want[1] || x.shape[3] != want[2]) {
-    std::string got = "(";
-    for (size_t i = 0; i < x.shape.size(); ++i) got += (i ? ", " : "") + std::to_string(x.shape[i]);
-    throw pola::InputError(input_path + ": input shape " + got + ") does not match the model's (batch, " +
-                           std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
-                           std::to_string(want[2]) + ")");
-  }
-  const int64_t batch = x.shape[0];
-  if (batch < 1 || batch > 4096) throw pola::InputError(input_path + ": batch must be in 1..4096");
+  // Any size the model accepts (multiples of 32 for the released models); --pad pads up to one.
+  pola::app::InputBatch in = pola::app::read_input_batch(input_path, cfg, pad);
+  const int64_t batch = in.batch;
 
   pola::NodeObserver dumper;
   if (!dump_dir.empty()) {
@@ -57,7 +51,8 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   }
   std::vector<float> logits(batch * cfg.num_classes);
   try {
-    model->run(x.data.data(), static_cast<int>(batch), logits.data(), dump_dir.empty() ? nullptr : &dumper);
+    model->run(in.array.data.data(), static_cast<int>(batch), in.height, in.width, logits.data(),
+               dump_dir.empty() ? nullptr : &dumper);
   } catch (const pola::InputError &e) {  // non-finite input or logits: say which file
     throw pola::InputError(input_path + ": " + e.what());
   }
@@ -72,7 +67,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto dump = std::make_shared<std::string>();
   auto threads = std::make_shared<int>(0);
   cmd->add_option("--model,-m", *model, "Model file (.pola)")->required();
-  cmd->add_option("--input,-i", *input, "Input .npy, float32 (batch, channels, size, size)")->required();
+  cmd->add_option("--input,-i", *input, "Input .npy, float32 (batch, channels, height, width)")->required();
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
   cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
@@ -81,7 +76,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
                 "Run inputs holding NaN or Inf, and write non-finite logits, instead of refusing them");
   auto precision = std::make_shared<pola::PrecisionRequest>(pola::PrecisionRequest::fp32);
   pola::app::add_precision_option(*cmd, *precision);
-  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision); });
+  auto pad = std::make_shared<bool>(false);
+  cmd->add_flag("--pad", *pad, "Pad the images with zeros (bottom, right) to the next size the model accepts");
+  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision, *pad); });
 });
 
 } // namespace

@@ -29,8 +29,10 @@ int64_t block_macs(const ModelConfig &cfg, const StageConfig &s, const StageGeom
 
 } // namespace
 
-int64_t macs_per_image(const ModelConfig &cfg) {
-  const ModelGeometry g = model_geometry(cfg);
+int64_t macs_per_image(const ModelConfig &cfg) { return macs_per_image(cfg, cfg.img_size, cfg.img_size); }
+
+int64_t macs_per_image(const ModelConfig &cfg, int64_t height, int64_t width) {
+  const ModelGeometry g = model_geometry(cfg, height, width);
   int64_t macs = 0;
   for (size_t i = 0; i < cfg.stages.size(); ++i) {
     const StageGeometry &st = g.stages[i];

@@ -10,5 +10,7 @@
 namespace pola {
 
 int64_t macs_per_image(const ModelConfig &cfg);
+// The same at an input of height x width (Swin windows count their padding).
+int64_t macs_per_image(const ModelConfig &cfg, int64_t height, int64_t width);
 
 } // namespace pola

@@ -12,6 +12,7 @@
 #include "weights/error.h"
 #include "weights/finite_check.h"
 #include "weights/model_metadata.h"
+#include "model/geometry.h"
 
 namespace pola {
 
@@ -30,7 +31,9 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
-  auto plan = m->build(1);
+  PlanKey key;
+  key.height = key.width = m->cfg_.img_size;
+  auto plan = m->build(key);
   m->weights_.check_all_used();
   m->release(std::move(plan));
   m->weights_.release_file_pages();
@@ -41,9 +44,10 @@ int64_t Model::input_size() const {
   return static_cast<int64_t>(cfg_.in_chans) * cfg_.img_size * cfg_.img_size;
 }
 
-std::unique_ptr<Plan> Model::build(int batch) {
+std::unique_ptr<Plan> Model::build(const PlanKey &key) {
   auto plan = std::make_unique<Plan>();
-  plan->batch = batch;
+  plan->key = key;
+  plan->batch = key.batch;
   plan->threads = threads_;
   plan->stream = dnnl::stream(cpu_engine());
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
@@ -52,44 +56,65 @@ std::unique_ptr<Plan> Model::build(int batch) {
   else models::build_swin(ctx);
   // Activation sizes come from the file's config, not from its tensors (Swin
   // windows of one token need almost no weights for 2^30 tokens): refuse
-  // absurd ones before allocating. The released models need under 100 MB per image.
+  // absurd ones before allocating. The released models need under 100 MB per
+  // image at their own size; the limit grows with the pixels a run asks for.
   constexpr size_t kMaxArenaBytesPerImage = size_t{2} << 30;
+  const double pixels_ratio = std::max(1.0, double(key.height) * double(key.width) /
+                                                (double(cfg_.img_size) * double(cfg_.img_size)));
+  const double limit = double(kMaxArenaBytesPerImage) * pixels_ratio;
   plan->graph.plan();
   const size_t planned = plan->graph.planned_bytes();
-  if (planned / static_cast<size_t>(batch) > kMaxArenaBytesPerImage)
+  if (double(planned) / double(key.batch) > limit)
     throw InputError(weights_.file().path() + ": the model config needs " + std::to_string(planned >> 20) +
-                     " MB of activations for " + std::to_string(batch) + " image(s), more than the " +
-                     std::to_string(kMaxArenaBytesPerImage >> 20) + " MB per image this engine allows");
+                     " MB of activations for " + std::to_string(key.batch) + " image(s) of " +
+                     std::to_string(key.height) + "x" + std::to_string(key.width) + ", more than the " +
+                     std::to_string(static_cast<size_t>(limit) >> 20) + " MB per image this engine allows");
   plan->graph.allocate();
   return plan;
 }
 
-std::unique_ptr<Plan> Model::acquire(int batch) {
+std::unique_ptr<Plan> Model::acquire(const PlanKey &key) {
   {
     std::lock_guard<std::mutex> lock(pool_mutex_);
-    auto it = idle_plans_.find(batch);
-    if (it != idle_plans_.end()) {
-      auto plan = std::move(it->second);
-      idle_plans_.erase(it);
-      return plan;
-    }
+    for (auto it = idle_plans_.begin(); it != idle_plans_.end(); ++it)
+      if ((*it)->key == key) {
+        auto plan = std::move(*it);
+        idle_plans_.erase(it);
+        ++cache_stats_.hits;
+        return plan;
+      }
+    ++cache_stats_.misses;
   }
-  return build(batch);
+  return build(key);
 }
 
 void Model::release(std::unique_ptr<Plan> plan) {
+  std::unique_ptr<Plan> evicted;  // freed outside the lock
   std::lock_guard<std::mutex> lock(pool_mutex_);
-  int b = plan->batch;
-  idle_plans_.emplace(b, std::move(plan));
+  idle_plans_.push_front(std::move(plan));
+  if (idle_plans_.size() > kIdlePlanCapacity) {
+    evicted = std::move(idle_plans_.back());
+    idle_plans_.pop_back();
+    ++cache_stats_.evictions;
+  }
 }
 
-void Model::run(const float *input, int batch, float *logits, const NodeObserver *observer) {
-  if (batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(batch));
-  if (!allow_nonfinite_) refuse_nonfinite_input(input, batch);
+Model::PlanCacheStats Model::plan_cache_stats() {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  PlanCacheStats s = cache_stats_;
+  s.idle = idle_plans_.size();
+  return s;
+}
+
+void Model::run_plan(const float *input, const PlanKey &key, const NodeObserver *observer,
+                     const std::function<void(const Plan &)> &collect) {
+  if (key.batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(key.batch));
+  check_input_size(cfg_, key.height, key.width, "the input");
+  if (!allow_nonfinite_) refuse_nonfinite_input(input, key.batch, key.height, key.width);
   // Set before acquire(): a plan built here creates its oneDNN primitives for
   // this team size, and they keep it.
   ScopedOmpThreads team(threads_);
-  auto plan = acquire(batch);
+  auto plan = acquire(key);
   struct Return {  // give the plan back even if a node throws
     Model *m; std::unique_ptr<Plan> &p;
     ~Return() { m->release(std::move(p)); }
@@ -97,36 +122,111 @@ void Model::run(const float *input, int batch, float *logits, const NodeObserver
   plan->input = input;
   plan->graph.run(observer);
   plan->stream.wait();
-  std::memcpy(logits, plan->logits.ptr(), sizeof(float) * batch * cfg_.num_classes);
-  if (!allow_nonfinite_) refuse_nonfinite_logits(input, batch, logits);
+  collect(*plan);
 }
 
-void Model::refuse_nonfinite_input(const float *input, int batch) const {
-  const int64_t per_image = input_size(), plane = int64_t(cfg_.img_size) * cfg_.img_size;
+void Model::run(const float *input, int batch, float *logits, const NodeObserver *observer) {
+  run(input, batch, cfg_.img_size, cfg_.img_size, logits, observer);
+}
+
+void Model::run(const float *input, int batch, int64_t height, int64_t width, float *logits,
+                const NodeObserver *observer) {
+  PlanKey key;
+  key.batch = batch;
+  key.height = height;
+  key.width = width;
+  run_plan(input, key, observer, [&](const Plan &plan) {
+    std::memcpy(logits, plan.logits.ptr(), sizeof(float) * batch * cfg_.num_classes);
+  });
+  if (!allow_nonfinite_)
+    refuse_nonfinite_output(input, int64_t(batch) * cfg_.in_chans * height * width, logits, batch,
+                            cfg_.num_classes, "logits");
+}
+
+std::vector<Model::FeatureShape> Model::feature_shapes(int64_t height, int64_t width) const {
+  check_input_size(cfg_, height, width, "the input");
+  std::vector<FeatureShape> shapes;
+  for (const StageGeometry &st : model_geometry(cfg_, height, width).stages)
+    shapes.push_back({st.channels, st.res_h, st.res_w});
+  return shapes;
+}
+
+int64_t Model::pooled_size() const { return cfg_.stages.back().dim; }
+
+void Model::features(const float *input, int batch, int64_t height, int64_t width, float *const *stage_out,
+                     float *pooled, const NodeObserver *observer) {
+  PlanKey key;
+  key.batch = batch;
+  key.height = height;
+  key.width = width;
+  key.logits = false;
+  key.pooled = pooled != nullptr;
+  for (size_t i = 0; i < cfg_.num_stages(); ++i)
+    if (stage_out && stage_out[i]) key.stages |= 1u << i;
+  if (key.stages == 0 && !key.pooled) throw InputError("features: no stage and no pooled output asked for");
+  const std::vector<FeatureShape> shapes = feature_shapes(height, width);
+  run_plan(input, key, observer, [&](const Plan &plan) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (!(key.stages & (1u << i))) continue;
+      // Tokens (b, y*w + x, c) -> planes (b, c, y, x).
+      const TensorView &t = plan.stage_tokens[i];
+      const int64_t n = shapes[i].height * shapes[i].width, c = shapes[i].channels;
+      float *out = stage_out[i];
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t tok = 0; tok < n; ++tok) {
+          const float *row = t.ptr() + (b * n + tok) * t.ld;
+          for (int64_t ch = 0; ch < c; ++ch) out[(b * c + ch) * n + tok] = row[ch];
+        }
+    }
+    if (key.pooled)
+      for (int64_t b = 0; b < batch; ++b)
+        std::memcpy(pooled + b * pooled_size(), plan.pooled.ptr() + b * plan.pooled.ld, sizeof(float) * pooled_size());
+  });
+  if (allow_nonfinite_) return;
+  const int64_t input_floats = int64_t(batch) * cfg_.in_chans * height * width;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (key.stages & (1u << i))
+      refuse_nonfinite_output(input, input_floats, stage_out[i], batch,
+                              shapes[i].channels * shapes[i].height * shapes[i].width,
+                              ("stage " + std::to_string(i + 1) + " features").c_str());
+  if (pooled) refuse_nonfinite_output(input, input_floats, pooled, batch, pooled_size(), "pooled embedding");
+}
+
+void Model::refuse_nonfinite_input(const float *input, int batch, int64_t height, int64_t width) const {
+  const int64_t plane = height * width, per_image = int64_t(cfg_.in_chans) * plane;
   const weights::NonFinite bad = weights::find_nonfinite(input, size_t(batch) * per_image);
   if (bad.count == 0) return;
   const int64_t i = int64_t(bad.first), b = i / per_image, c = i % per_image / plane, yx = i % plane;
   throw InputError("the input holds " + weights::describe_nonfinite(bad, input) + " = image " + std::to_string(b) +
-                   ", channel " + std::to_string(c) + ", row " + std::to_string(yx / cfg_.img_size) + ", column " +
-                   std::to_string(yx % cfg_.img_size) + "; refused (allow non-finite inputs to run it anyway)");
+                   ", channel " + std::to_string(c) + ", row " + std::to_string(yx / width) + ", column " +
+                   std::to_string(yx % width) + "; refused (allow non-finite inputs to run it anyway)");
 }
 
-void Model::refuse_nonfinite_logits(const float *input, int batch, const float *logits) const {
-  const weights::NonFinite bad = weights::find_nonfinite(logits, size_t(batch) * cfg_.num_classes);
+void Model::refuse_nonfinite_output(const float *input, int64_t input_floats, const float *out, int64_t rows,
+                                    int64_t cols, const char *what) const {
+  const weights::NonFinite bad = weights::find_nonfinite(out, size_t(rows * cols));
   if (bad.count == 0) return;
   // Finite weights (checked at load) and finite inputs (checked above) can
   // still overflow float32 when either is extreme: say how large the input was.
   float largest = 0;
-  for (int64_t i = 0; i < int64_t(batch) * input_size(); ++i) largest = std::max(largest, std::fabs(input[i]));
-  throw InputError("the model's logits hold " + weights::describe_nonfinite(bad, logits) + " = image " +
-                   std::to_string(bad.first / cfg_.num_classes) + ", class " +
-                   std::to_string(bad.first % cfg_.num_classes) + ", from finite inputs (largest magnitude " +
+  for (int64_t i = 0; i < input_floats; ++i) largest = std::max(largest, std::fabs(input[i]));
+  const bool logits = std::string(what) == "logits";
+  throw InputError(std::string("the model's ") + what + " hold " + weights::describe_nonfinite(bad, out) +
+                   " = image " + std::to_string(bad.first / cols) + (logits ? ", class " : ", value ") +
+                   std::to_string(bad.first % cols) + ", from finite inputs (largest magnitude " +
                    std::to_string(largest) + ") and finite weights: their values overflow float32 in this model");
 }
 
-Model::ArenaSizes Model::arena_sizes(int batch) {
+Model::ArenaSizes Model::arena_sizes(int batch) { return arena_sizes(batch, cfg_.img_size, cfg_.img_size); }
+
+Model::ArenaSizes Model::arena_sizes(int batch, int64_t height, int64_t width) {
+  check_input_size(cfg_, height, width, "the input");
   ScopedOmpThreads team(threads_);
-  auto plan = acquire(batch);
+  PlanKey key;
+  key.batch = batch;
+  key.height = height;
+  key.width = width;
+  auto plan = acquire(key);
   ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes()};
   release(std::move(plan));
   return sizes;

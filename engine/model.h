@@ -1,11 +1,13 @@
 // The engine's C++ API: load a model file once, run it from any number of
 // threads. Each run borrows a plan (graph + arena + primitives) built for its
-// batch size; plans are built on first use and then reused.
+// input shape and outputs; plans are built on first use and then reused, and a
+// bounded number of idle ones is kept (least recently used goes first).
 #pragma once
 
-#include <map>
+#include <list>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,22 +53,51 @@ class Model {
   // logits[b, :] for `batch` images of input (batch, in_chans, img, img).
   // The observer, if given, sees every named node (dumps, profiles).
   void run(const float *input, int batch, float *logits, const NodeObserver *observer = nullptr);
+  // The same for input (batch, in_chans, height, width): any size
+  // check_input_size (model/geometry.h) accepts; others throw InputError.
+  void run(const float *input, int batch, int64_t height, int64_t width, float *logits,
+           const NodeObserver *observer = nullptr);
+
+  // ---- Backbone features at any input size (dense prediction) ----
+  // Stage i's output (0-based) for one image: the tokens after its last
+  // block, as an NCHW plane (channels, grid_h, grid_w); no norm is applied.
+  struct FeatureShape { int64_t channels = 0, height = 0, width = 0; };
+  // Per stage, for an input of height x width (throws InputError if invalid).
+  std::vector<FeatureShape> feature_shapes(int64_t height, int64_t width) const;
+  int64_t pooled_size() const; // floats of the pooled embedding (before the head) per image
+  // Computes only what is asked: stage_out[i] (num_stages() entries, each
+  // NULL or batch x shape floats, NCHW) and, if not NULL, pooled (batch x
+  // pooled_size()). Stages after the last one needed are not built, nor is the head.
+  void features(const float *input, int batch, int64_t height, int64_t width, float *const *stage_out,
+                float *pooled, const NodeObserver *observer = nullptr);
+
+  // Idle plans kept for reuse; beyond this the least recently used is freed.
+  static constexpr size_t kIdlePlanCapacity = 4;
+  // How the plan pool has served runs so far (an observable for tests and tools).
+  struct PlanCacheStats { size_t hits = 0, misses = 0, evictions = 0, idle = 0; };
+  PlanCacheStats plan_cache_stats();
 
   // The activation arena of the plan for `batch` images: its planned size
   // (tensors whose lifetimes do not overlap share memory) and the sum of
   // all its tensors (one buffer each).
   struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0; };
   ArenaSizes arena_sizes(int batch);
+  ArenaSizes arena_sizes(int batch, int64_t height, int64_t width);
   // Bytes of the weights packed for oneDNN (bf16: half of fp32's).
   size_t packed_weight_bytes() const { return packed_.packed_bytes(); }
 
  private:
   Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads);
-  void refuse_nonfinite_input(const float *input, int batch) const;
-  void refuse_nonfinite_logits(const float *input, int batch, const float *logits) const;
-  std::unique_ptr<Plan> acquire(int batch);
+  void refuse_nonfinite_input(const float *input, int batch, int64_t height, int64_t width) const;
+  void refuse_nonfinite_output(const float *input, int64_t input_floats, const float *out, int64_t rows,
+                               int64_t cols, const char *what) const;
+  // Runs the plan for `key` (checked: size, batch, finite input), then hands
+  // it to `collect` before giving it back to the pool.
+  void run_plan(const float *input, const PlanKey &key, const NodeObserver *observer,
+                const std::function<void(const Plan &)> &collect);
+  std::unique_ptr<Plan> acquire(const PlanKey &key);
   void release(std::unique_ptr<Plan> plan);
-  std::unique_ptr<Plan> build(int batch);
+  std::unique_ptr<Plan> build(const PlanKey &key);
 
   WeightStore weights_;
   PackedWeightCache packed_;
@@ -76,7 +107,8 @@ class Model {
   bool allow_nonfinite_ = false;
   PrecisionChoice precision_;
   std::mutex pool_mutex_;
-  std::multimap<int, std::unique_ptr<Plan>> idle_plans_;
+  std::list<std::unique_ptr<Plan>> idle_plans_;  // most recently used first
+  PlanCacheStats cache_stats_;
 };
 
 } // namespace pola

@@ -1,8 +1,10 @@
-// A plan: the graph of one model for one batch size (with its arena) and its
-// oneDNN primitives, built once and reused. A plan is used by one thread at a
-// time; the model keeps a pool of them so several threads can run at once.
+// A plan: the graph of one model for one input shape (batch, height, width)
+// and one set of outputs, with its arena and oneDNN primitives, built once and
+// reused. A plan is used by one thread at a time; the model keeps a bounded
+// pool of them so several threads (or alternating sizes) can run without rebuilding.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,14 +14,30 @@
 
 namespace pola {
 
-struct Plan {
+// What a run asks for: the input shape and which results to keep.
+struct PlanKey {
   int batch = 1;
+  int64_t height = 0, width = 0;
+  unsigned stages = 0;  // bit i: keep stage i+1's tokens (features); later stages are not built
+  bool pooled = false;  // keep the pooled embedding (before the head)
+  bool logits = true;   // build the head and keep the logits
+  bool operator==(const PlanKey &o) const {
+    return batch == o.batch && height == o.height && width == o.width && stages == o.stages &&
+           pooled == o.pooled && logits == o.logits;
+  }
+};
+
+struct Plan {
+  PlanKey key;
+  int batch = 1;                      // = key.batch, read by the builders
   int threads = 1;
   Graph graph;
   dnnl::stream stream;
-  const float *input = nullptr;       // (batch, in_chans, img, img), set before each run
-  TensorView logits;                  // (batch, num_classes), kept to the end of the graph
-  std::vector<std::shared_ptr<void>> keep_alive; // primitives the graph's nodes use
+  const float *input = nullptr;       // (batch, in_chans, height, width), set before each run
+  TensorView logits;                  // (batch, num_classes) when key.logits, kept to the end of the graph
+  TensorView pooled;                  // (batch, channels) when key.pooled
+  std::vector<TensorView> stage_tokens; // per stage, (batch * tokens, channels) when its bit is set
+  std::vector<std::shared_ptr<void>> keep_alive; // primitives and size-dependent tables the graph's nodes use
 };
 
 } // namespace pola

@@ -72,7 +72,10 @@ struct FamilyRules {
   // Checks after the common ones (which guarantee 1..8 stages, positive
   // sizes, whole head and MLP widths).
   void (*check)(const ModelConfig &c, const std::string &context);
-  ModelGeometry (*geometry)(const ModelConfig &c);
+  // The geometry at an input of height x width (model/geometry.h).
+  ModelGeometry (*geometry)(const ModelConfig &c, int64_t height, int64_t width);
+  // Input sides must be multiples of this (the product of the downsampling strides).
+  int64_t (*size_multiple)(const ModelConfig &c);
   // Every tensor of a checkpoint, in model order.
   void (*tensors)(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out);
 };

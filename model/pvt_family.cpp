@@ -30,39 +30,52 @@ void write_json(const ModelConfig &c, Json &out) {
 
 bool allows_attention(AttentionKind kind) { return kind == AttentionKind::polarity; }
 
-ModelGeometry geometry(const ModelConfig &c) {
+ModelGeometry geometry(const ModelConfig &c, int64_t height, int64_t width) {
   ModelGeometry g;
-  int64_t side = c.img_size, channels = c.in_chans;
+  g.height = height;
+  g.width = width;
+  int64_t h = height, w = width, channels = c.in_chans;
   for (const StageConfig &s : c.stages) {
     StageGeometry st;
-    st.in_side = side;
+    st.in_h = h;
+    st.in_w = w;
     st.in_channels = channels;
     st.patch = s.patch;
-    st.res = guarded_div(side, s.patch); // conv with kernel = stride, no padding
-    st.tokens = st.res * st.res;
+    st.res_h = guarded_div(h, s.patch); // conv with kernel = stride, no padding
+    st.res_w = guarded_div(w, s.patch);
+    st.tokens = st.res_h * st.res_w;
     st.channels = s.dim;
     BlockGeometry b; // one window: the whole stage
-    b.window = st.res;
+    b.window_h = b.padded_h = st.res_h;
+    b.window_w = b.padded_w = st.res_w;
     b.window_tokens = st.tokens;
-    b.kv_side = guarded_div(st.res, s.sr_ratio); // conv sr x sr, stride sr, no padding
-    b.kv_tokens = b.kv_side * b.kv_side;
+    b.kv_h = guarded_div(st.res_h, s.sr_ratio); // conv sr x sr, stride sr, no padding
+    b.kv_w = guarded_div(st.res_w, s.sr_ratio);
+    b.kv_tokens = b.kv_h * b.kv_w;
     b.pos_enc_rows = b.kv_tokens; // the encoding is added to the keys
     st.blocks.assign(static_cast<size_t>(s.depth > 0 ? s.depth : 0), b);
+    h = st.res_h;
+    w = st.res_w;
     g.stages.push_back(std::move(st));
-    side = g.stages.back().res;
     channels = s.dim;
   }
   return g;
 }
 
+int64_t size_multiple(const ModelConfig &c) {
+  int64_t m = 1;
+  for (const StageConfig &s : c.stages) m *= s.patch > 0 ? s.patch : 1;
+  return m;
+}
+
 void check(const ModelConfig &c, const std::string &ctx) {
-  const ModelGeometry g = geometry(c);
+  const ModelGeometry g = geometry(c, c.img_size, c.img_size);
   for (size_t i = 0; i < c.num_stages(); ++i) {
     const StageConfig &s = c.stages[i];
     check_in_range(ctx, s.patch, "patch_sizes");
     check_in_range(ctx, s.sr_ratio, "sr_ratios");
-    if (g.stages[i].in_side % s.patch != 0) bad_config(ctx, "config img_size is not divisible by the patch sizes");
-    if (s.sr_ratio > g.stages[i].res)
+    if (g.stages[i].in_h % s.patch != 0) bad_config(ctx, "config img_size is not divisible by the patch sizes");
+    if (s.sr_ratio > g.stages[i].res_h)
       bad_config(ctx, "config sr_ratio of stage " + std::to_string(i + 1) + " exceeds its resolution");
   }
 }
@@ -102,7 +115,7 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
 
 const FamilyRules kPvtRules = {
     Family::pvt, "pvt", read_json, write_json, allows_attention, "PVT stages use L attention only",
-    check,       geometry, tensors,
+    check,       geometry, size_multiple, tensors,
 };
 
 } // namespace pola::model_detail

@@ -20,49 +20,74 @@ void write_json(const ModelConfig &c, Json &out) {
 
 bool allows_attention(AttentionKind) { return true; }
 
-// Block j of a stage of side `res` whose blocks use `configured` windows.
-BlockGeometry block_geometry(int64_t res, int64_t configured, AttentionKind attn, size_t j) {
+// The side of the windows stored tensors were made for: the configured
+// window, clipped to the stage at the checkpoint's own size (a stage that fits
+// in its window attends globally there). Positional encodings (L) have this
+// many rows per side; relative-bias tables (S) cover its offsets.
+int64_t checkpoint_window(int64_t configured, int64_t checkpoint_res) {
+  return checkpoint_res < configured ? checkpoint_res : configured;
+}
+
+int64_t round_up(int64_t v, int64_t m) { return guarded_div(v + m - 1, m) * m; }
+
+// Block j of a stage of res_h x res_w tokens whose checkpoint window is `window`.
+BlockGeometry block_geometry(int64_t res_h, int64_t res_w, int64_t window, AttentionKind attn, size_t j) {
   BlockGeometry b;
-  if (res <= configured) {
-    // The stage fits in one window: it attends globally, nothing to shift.
-    b.window = res;
+  if (res_h <= window && res_w <= window) {
+    // The stage fits in one window: it attends globally, nothing to shift or pad.
+    b.window_h = b.padded_h = res_h;
+    b.window_w = b.padded_w = res_w;
   } else {
-    // Odd blocks shift by half a window so that windows exchange tokens; the
-    // reference registers their region mask as the buffer attn_mask.
+    // Padded to whole windows (Swin's detection backbone); odd blocks shift by
+    // half a window so that windows exchange tokens, S blocks with the region mask.
     const bool shifted = j % 2 == 1;
-    b.window = configured;
-    b.shift = shifted ? configured / 2 : 0;
+    b.window_h = b.window_w = window;
+    b.padded_h = round_up(res_h, window);
+    b.padded_w = round_up(res_w, window);
+    b.shift = shifted ? window / 2 : 0;
     b.has_attn_mask = shifted;
   }
-  const int64_t per_side = guarded_div(res, b.window);
-  b.windows = per_side * per_side;
-  b.window_tokens = b.window * b.window;
-  b.kv_side = b.window;
+  b.windows = guarded_div(b.padded_h, b.window_h) * guarded_div(b.padded_w, b.window_w);
+  b.window_tokens = b.window_h * b.window_w;
+  b.kv_h = b.window_h;
+  b.kv_w = b.window_w;
   b.kv_tokens = b.window_tokens;
   b.pos_enc_rows = attn == AttentionKind::polarity ? b.window_tokens : 0;
-  b.partitioned = b.window < res || b.shift > 0;
+  b.partitioned = b.windows > 1 || b.shift > 0;
   return b;
 }
 
-ModelGeometry geometry(const ModelConfig &c) {
+ModelGeometry geometry(const ModelConfig &c, int64_t height, int64_t width) {
   ModelGeometry g;
-  int64_t side = c.img_size, channels = c.in_chans;
+  g.height = height;
+  g.width = width;
+  int64_t h = height, w = width, checkpoint_res = c.img_size, channels = c.in_chans;
   for (size_t i = 0; i < c.num_stages(); ++i) {
     const StageConfig &s = c.stages[i];
     StageGeometry st;
-    st.in_side = side;
+    st.in_h = h;
+    st.in_w = w;
     st.in_channels = channels;
     st.patch = i == 0 ? c.patch_size : 2; // patch embedding, then 2 x 2 patch merging
-    st.res = guarded_div(side, st.patch);
-    st.tokens = st.res * st.res;
+    st.res_h = guarded_div(h, st.patch);
+    st.res_w = guarded_div(w, st.patch);
+    st.tokens = st.res_h * st.res_w;
     st.channels = s.dim;
+    checkpoint_res = guarded_div(checkpoint_res, st.patch);
     const int64_t configured = s.attn == AttentionKind::polarity ? c.window_size : c.window_size_softmax;
-    for (int64_t j = 0; j < s.depth; ++j) st.blocks.push_back(block_geometry(st.res, configured, s.attn, j));
+    const int64_t window = checkpoint_window(configured, checkpoint_res);
+    for (int64_t j = 0; j < s.depth; ++j)
+      st.blocks.push_back(block_geometry(st.res_h, st.res_w, window, s.attn, static_cast<size_t>(j)));
+    h = st.res_h;
+    w = st.res_w;
     g.stages.push_back(std::move(st));
-    side = g.stages.back().res;
     channels = s.dim;
   }
   return g;
+}
+
+int64_t size_multiple(const ModelConfig &c) {
+  return (c.patch_size > 0 ? c.patch_size : 1) << (c.num_stages() > 0 ? c.num_stages() - 1 : 0);
 }
 
 void check(const ModelConfig &c, const std::string &ctx) {
@@ -74,11 +99,11 @@ void check(const ModelConfig &c, const std::string &ctx) {
     if (c.stages[s + 1].dim != 2 * c.stages[s].dim) bad_config(ctx, "Swin embed_dims must double from stage to stage");
   if (c.img_size % (c.patch_size << (n - 1)) != 0)
     bad_config(ctx, "config img_size is not divisible by patch_size * 2^(stages-1)");
-  const ModelGeometry g = geometry(c);
+  const ModelGeometry g = geometry(c, c.img_size, c.img_size);
   for (size_t s = 0; s < n; ++s) {
-    const int64_t res = g.stages[s].res;
+    const int64_t res = g.stages[s].res_h;
     const BlockGeometry &b = g.stages[s].blocks.front(); // every block of a stage has the same window
-    const int64_t w = b.window;
+    const int64_t w = b.window_h;
     if (res % w != 0)
       bad_config(ctx, "Swin stage " + std::to_string(s + 1) + " resolution " + std::to_string(res) +
                           " is not a multiple of its window " + std::to_string(w));
@@ -106,7 +131,7 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
     const int64_t dim = s.dim, heads = s.heads;
     for (size_t j = 0; j < g.stages[si].blocks.size(); ++j) {
       const BlockGeometry &geo = g.stages[si].blocks[j];
-      const int64_t w = geo.window, ww = geo.window_tokens;
+      const int64_t w = geo.window_h, ww = geo.window_tokens;
       const std::string b = "layers." + std::to_string(si) + ".blocks." + std::to_string(j);
       out.norm(b + ".norm1", dim);
       if (s.attn == AttentionKind::polarity) {
@@ -135,7 +160,7 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
 } // namespace
 
 const FamilyRules kSwinRules = {
-    Family::swin, "swin", read_json, write_json, allows_attention, "", check, geometry, tensors,
+    Family::swin, "swin", read_json, write_json, allows_attention, "", check, geometry, size_multiple, tensors,
 };
 
 } // namespace pola::model_detail

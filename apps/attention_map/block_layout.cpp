@@ -55,14 +55,14 @@ BlockLayout find_block(const ModelConfig &cfg, const std::string &name) {
   const ModelGeometry geometry = model_geometry(cfg);
   const StageGeometry &st = geometry.stages[stage];
   const BlockGeometry &b = st.blocks[index];
-  L.grid = st.res;
+  L.grid = st.res_h; // the checkpoint's own size: square
   L.q_rows = st.tokens;
   L.pe_rows = b.pos_enc_rows;
   if (pvt) {
-    L.key_grid = b.kv_side; // keys of the spatially reduced grid, row-major
+    L.key_grid = b.kv_h; // keys of the spatially reduced grid, row-major
     L.k_rows = b.kv_tokens;
   } else {
-    L.window = b.window;
+    L.window = b.window_h;
     L.shift = b.shift;
     L.key_grid = L.grid; // keys of the query's window, drawn where they sit on the stage
     L.k_rows = st.tokens;

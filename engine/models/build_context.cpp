@@ -172,7 +172,7 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const std::string &pre = a.prefix;
   const float *power_raw = ctx.weights.get(pre + ".power", {1, h, 1, d});
   const float *scale_raw = ctx.weights.get(pre + ".scale", {1, 1, c});
-  const float *pos_enc = ctx.weights.get(pre + ".positional_encoding", {1, a.n_k, c});
+  const float *pos_enc = grid_table(ctx, pre + ".positional_encoding", a.pe_h, a.pe_w, a.kv_h, a.kv_w, c);
   const float *dwc_w = ctx.weights.get(pre + ".dwc.weight", {d, 1, ks, ks});
   const float *dwc_b = ctx.weights.get(pre + ".dwc.bias", {d});
   const double alpha = ctx.cfg.alpha;
@@ -249,14 +249,44 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
 }
 
 void add_pool_and_head(BuildContext &ctx, const TensorView &tokens) {
+  const PlanKey &key = ctx.plan.key;
+  if (!key.pooled && !key.logits) return;
   const int64_t B = ctx.plan.batch, N = tokens.rows / B, C = tokens.cols;
   TensorView pooled = new_tensor(ctx, "pooled", B, C);
   add_node(ctx, "pool", {{tokens}, {pooled}},
            [tokens, pooled, B, N, C] { ops::mean_over_tokens(tokens.ptr(), pooled.ptr(), B, N, C); }, pooled);
+  if (key.pooled) {
+    ctx.plan.graph.keep_to_end(pooled);
+    ctx.plan.pooled = pooled;
+  }
+  if (!key.logits) return;
   TensorView logits = new_tensor(ctx, "logits", B, ctx.cfg.num_classes);
   add_linear(ctx, "head", "head", pooled, logits, true, false, false);
   ctx.plan.graph.keep_to_end(logits);
   ctx.plan.logits = logits;
+}
+
+const float *grid_table(BuildContext &ctx, const std::string &name, int64_t ckpt_h, int64_t ckpt_w, int64_t h,
+                        int64_t w, int64_t channels) {
+  const float *stored = ctx.weights.get(name, {1, ckpt_h * ckpt_w, channels});
+  if (h == ckpt_h && w == ckpt_w) return stored;
+  return ctx.keep(ops::resize_token_grid(stored, ckpt_h, ckpt_w, h, w, channels));
+}
+
+size_t last_needed_stage(const PlanKey &key, size_t stages) {
+  if (key.pooled || key.logits) return stages - 1;
+  size_t last = 0;
+  for (size_t i = 0; i < stages; ++i)
+    if (key.stages & (1u << i)) last = i;
+  return last;
+}
+
+void keep_stage_output(BuildContext &ctx, size_t stage, const TensorView &tokens) {
+  Plan &plan = ctx.plan;
+  if (plan.stage_tokens.size() <= stage) plan.stage_tokens.resize(stage + 1);
+  if (!(plan.key.stages & (1u << stage))) return;
+  plan.graph.keep_to_end(tokens);
+  plan.stage_tokens[stage] = tokens;
 }
 
 } // namespace pola::models

@@ -30,7 +30,22 @@ struct BuildContext {
     plan.keep_alive.push_back(p);
     return p.get();
   }
+  // A table that depends on the input size (resized position tables, masks):
+  // owned by the plan, so it goes when the plan is evicted.
+  const float *keep(std::vector<float> table) { return make<std::vector<float>>(std::move(table))->data(); }
 };
+
+// The stored (checkpoint) tensor `name` of a token grid (1, ckpt_h * ckpt_w, C),
+// resized bilinearly to h x w when the run's grid differs (model/geometry.h).
+const float *grid_table(BuildContext &ctx, const std::string &name, int64_t ckpt_h, int64_t ckpt_w, int64_t h,
+                        int64_t w, int64_t channels);
+
+// The last stage (0-based) the plan's outputs need: every stage when the
+// pooled embedding or the logits are wanted, else the highest requested one.
+size_t last_needed_stage(const PlanKey &key, size_t stages);
+
+// Records `tokens` as stage `stage`'s output when the plan's key asks for it.
+void keep_stage_output(BuildContext &ctx, size_t stage, const TensorView &tokens);
 
 // The observer's logical shape of a token tensor: (batch, tokens, cols), or
 // (batch, cols) for one row per image (pooled features, logits).
@@ -79,13 +94,17 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
 struct PolarityCoreArgs {
   std::string prefix;  // e.g. "block1.0.attn"
   int64_t sequences = 1, n_q = 0, n_k = 0, grid_h = 0, grid_w = 0;
+  // The key grid of the stored positional_encoding and the one of this run
+  // (n_k = kv_h * kv_w); the encoding is resized when they differ.
+  int64_t pe_h = 0, pe_w = 0, kv_h = 0, kv_w = 0;
   int heads = 0, head_dim = 0;
   TensorView q, k, v, v_full, g, out;
 };
 void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
 
-// The end of both families: mean over each image's `tokens` rows, the
-// classifier `head.*`, and the plan's logits.
+// The end of both families: mean over each image's `tokens` rows (kept as the
+// plan's pooled embedding when asked), the classifier `head.*`, and the plan's
+// logits (when asked).
 void add_pool_and_head(BuildContext &ctx, const TensorView &tokens);
 
 } // namespace pola::models

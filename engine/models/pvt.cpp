@@ -13,10 +13,12 @@ namespace {
 constexpr float kBlockEps = 1e-6f;  // norm1, norm2
 constexpr float kEmbedEps = 1e-5f;  // patch-embedding norm and spatial-reduction norm
 
+// `geo` at the run's size, `stored` at the checkpoint's (the positional
+// encoding's grid).
 void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
-                   const BlockGeometry &geo, TensorView x) {
+                   const BlockGeometry &geo, const BlockGeometry &stored, TensorView x) {
   Plan &plan = ctx.plan;
-  const int64_t B = plan.batch, C = s.dim, res = stage.res, N = stage.tokens, M = B * N;
+  const int64_t B = plan.batch, C = s.dim, N = stage.tokens, M = B * N;
   const int64_t sr = s.sr_ratio, n = geo.kv_tokens;
   const int64_t hidden = s.hidden();
 
@@ -29,7 +31,7 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   if (sr > 1) {
     // Spatial reduction: conv r x r stride r on the normed tokens, then LayerNorm.
     TensorView reduced = new_tensor(ctx, pre + ".attn.sr", B * n, C);
-    ops::PatchGrid grid{B, C, res, res, sr, false};
+    ops::PatchGrid grid{B, C, stage.res_h, stage.res_w, sr, false};
     add_patch_conv(ctx, pre + ".attn.sr", pre + ".attn.sr", grid, nullptr, &xn, reduced);
     kv_src = new_tensor(ctx, pre + ".attn.norm", B * n, C);
     add_layernorm(ctx, pre + ".attn.norm", pre + ".attn.norm", reduced, kv_src, kEmbedEps, true);
@@ -49,7 +51,8 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   TensorView attn = new_tensor(ctx, pre + ".attn.core", M, C);
   PolarityCoreArgs a;
   a.prefix = pre + ".attn";
-  a.sequences = B; a.n_q = N; a.n_k = n; a.grid_h = res; a.grid_w = res;
+  a.sequences = B; a.n_q = N; a.n_k = n; a.grid_h = stage.res_h; a.grid_w = stage.res_w;
+  a.pe_h = stored.kv_h; a.pe_w = stored.kv_w; a.kv_h = geo.kv_h; a.kv_w = geo.kv_w;
   a.heads = s.heads; a.head_dim = C / s.heads;
   a.q = qg.columns(0, C); a.g = qg.columns(C, C);
   a.k = k; a.v = v; a.v_full = v_full; a.out = attn;
@@ -65,26 +68,31 @@ void build_pvt(BuildContext &ctx) {
   Plan &plan = ctx.plan;
   const ModelConfig &cfg = ctx.cfg;
   const int64_t B = plan.batch;
-  const ModelGeometry geometry = model_geometry(cfg);
+  const ModelGeometry geometry = model_geometry(cfg, plan.key.height, plan.key.width);
+  const ModelGeometry stored = model_geometry(cfg);  // the shapes of the checkpoint's tables
+  const size_t last = last_needed_stage(plan.key, cfg.stages.size());
   TensorView x;              // tokens of the current stage
-  for (size_t si = 0; si < cfg.stages.size(); ++si) {
+  for (size_t si = 0; si <= last; ++si) {
     const StageConfig &s = cfg.stages[si];
     const StageGeometry &stage = geometry.stages[si];
     const std::string i = std::to_string(si + 1);
-    const int64_t C = s.dim, r = stage.res, M = B * stage.tokens;
+    const int64_t C = s.dim, M = B * stage.tokens;
 
     TensorView embedded = new_tensor(ctx, "patch_embed" + i + ".proj", M, C);
-    ops::PatchGrid grid{B, stage.in_channels, stage.in_side, stage.in_side, stage.patch, si == 0};
+    ops::PatchGrid grid{B, stage.in_channels, stage.in_h, stage.in_w, stage.patch, si == 0};
     if (si == 0) add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, &plan.input, nullptr, embedded);
     else add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &x, embedded);
     x = new_tensor(ctx, "stage" + i + ".x", M, C);  // the residual stream, updated in place
     add_layernorm(ctx, "patch_embed" + i, "patch_embed" + i + ".norm", embedded, x, kEmbedEps, true);
-    const float *pos = ctx.weights.get("pos_embed" + i, {1, r * r, C});
-    add_node(ctx, "pos_embed" + i, {{x}, {x}}, [x, pos, B, r, C, &plan] {
-      ops::add_broadcast_rows(x.ptr(), pos, B, r * r, C, plan.threads);
+    const StageGeometry &st0 = stored.stages[si];
+    const float *pos = grid_table(ctx, "pos_embed" + i, st0.res_h, st0.res_w, stage.res_h, stage.res_w, C);
+    const int64_t N = stage.tokens;
+    add_node(ctx, "pos_embed" + i, {{x}, {x}}, [x, pos, B, N, C, &plan] {
+      ops::add_broadcast_rows(x.ptr(), pos, B, N, C, plan.threads);
     }, x);
     for (size_t j = 0; j < stage.blocks.size(); ++j)
-      add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, stage, stage.blocks[j], x);
+      add_pvt_block(ctx, "block" + i + "." + std::to_string(j), s, stage, stage.blocks[j], st0.blocks[j], x);
+    keep_stage_output(ctx, si, x);
   }
   // The reference never applies the final norm; it is in the checkpoint only.
   ctx.weights.ignore("norm.weight");

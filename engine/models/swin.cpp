@@ -16,58 +16,62 @@ namespace {
 
 constexpr float kEps = 1e-5f;
 
-// One block; its window and shift come from the model geometry (model/geometry.h).
+// One block; its window, shift and padding come from the model geometry
+// (model/geometry.h): `geo` at the run's size, `stored` at the checkpoint's
+// (the window its positional encoding or relative-bias table was made for).
 void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
-                    const BlockGeometry &geo, TensorView x) {
+                    const BlockGeometry &geo, const BlockGeometry &stored, TensorView x) {
   Plan &plan = ctx.plan;
-  const int64_t B = plan.batch, C = s.dim, r = stage.res, w = geo.window, t = geo.window_tokens;
+  const int64_t B = plan.batch, C = s.dim, t = geo.window_tokens;
+  const int64_t wh = geo.window_h, ww = geo.window_w, stored_w = stored.window_h;
   const int64_t M = B * stage.tokens, windows = B * geo.windows;
   const int heads = static_cast<int>(s.heads);
   const int64_t d = s.head_dim();
   const int64_t hidden = s.hidden();
   const bool partitioned = geo.partitioned;
-  ops::WindowGrid grid{B, r, r, C, w, geo.shift};
+  ops::WindowGrid grid{B, stage.res_h, stage.res_w, C, wh, geo.shift, geo.padded_h, geo.padded_w};
+  // Rows the attention works on: the tokens, or the padded windows.
+  const int64_t Mw = partitioned ? grid.window_rows() : M;
 
   TensorView xn = new_tensor(ctx, pre + ".norm1", M, C);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps, false);
   TensorView src = xn;
   if (partitioned) {
-    src = new_tensor(ctx, pre + ".partition", M, C);
+    src = new_tensor(ctx, pre + ".partition", Mw, C);
     add_node(ctx, pre + ".partition", {{xn}, {src}}, [grid, xn, src, &plan] {
       ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
     }, src);
   }
 
-  TensorView attn = new_tensor(ctx, pre + ".attn.core", M, C);
+  TensorView attn = new_tensor(ctx, pre + ".attn.core", Mw, C);
   if (s.attn == AttentionKind::polarity) {
-    TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", M, 3 * C);
-    TensorView v = new_tensor(ctx, pre + ".attn.v", M, C);
+    TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", Mw, 3 * C);
+    TensorView v = new_tensor(ctx, pre + ".attn.v", Mw, C);
     // qkvg is C -> 4C in the order q, k, v, g; v gets its own dense buffer
     // because the depthwise branch reads it as an image.
     add_linear_rows(ctx, pre + ".attn.qkg", pre + ".attn.qkvg", 4 * C, {{0, C}, {C, C}, {3 * C, C}}, src, qkg);
     add_linear_rows(ctx, pre + ".attn.v", pre + ".attn.qkvg", 4 * C, {{2 * C, C}}, src, v);
     PolarityCoreArgs a;
     a.prefix = pre + ".attn";
-    a.sequences = windows; a.n_q = t; a.n_k = t; a.grid_h = w; a.grid_w = w;
+    a.sequences = windows; a.n_q = t; a.n_k = t; a.grid_h = wh; a.grid_w = ww;
+    a.pe_h = a.pe_w = stored_w; a.kv_h = wh; a.kv_w = ww;
     a.heads = heads; a.head_dim = static_cast<int>(d);
     a.q = qkg.columns(0, C); a.k = qkg.columns(C, C); a.g = qkg.columns(2 * C, C);
     a.v = v; a.v_full = v; a.out = attn;
     add_polarity_core(ctx, a);
   } else {
-    TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", M, 3 * C);
+    TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
     add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, qkv, true, false, false);
-    const int64_t side = 2 * w - 1;
+    const int64_t side = 2 * stored_w - 1;
     const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
     // Stored index and mask buffers are recomputed from the geometry, never trusted.
     ctx.weights.ignore(pre + ".attn.relative_position_index");
     ctx.weights.ignore(pre + ".attn_mask");
-    const float *bias = ctx.weights.derived(pre + ".attn.bias:expanded", [&] {
-      return expand_relative_bias(table, w, heads);
-    });
+    const float *bias = ctx.keep(expand_relative_bias(table, stored_w, wh, ww, heads));
     const float *mask = nullptr;
     int64_t n_mask = 0;
     if (geo.shift > 0) {
-      mask = ctx.weights.derived(pre + ".attn_mask:recomputed", [&] { return shifted_window_mask(r, w, geo.shift); });
+      mask = ctx.keep(shifted_window_mask(geo.padded_h, geo.padded_w, wh, geo.shift));
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
@@ -85,7 +89,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   }
 
   if (partitioned) {
-    TensorView projected = new_tensor(ctx, pre + ".attn.proj", M, C);
+    TensorView projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
     add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn, projected, true, false, false);
     add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
       ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
@@ -103,29 +107,34 @@ void build_swin(BuildContext &ctx) {
   Plan &plan = ctx.plan;
   const ModelConfig &cfg = ctx.cfg;
   const int64_t B = plan.batch;
-  const ModelGeometry geometry = model_geometry(cfg);
+  const ModelGeometry geometry = model_geometry(cfg, plan.key.height, plan.key.width);
+  const ModelGeometry stored = model_geometry(cfg);  // the windows of the checkpoint's tables
+  const size_t last = last_needed_stage(plan.key, cfg.stages.size());
   const StageGeometry &first = geometry.stages[0];
   const int64_t C0 = first.channels, M0 = B * first.tokens;
 
   TensorView embedded = new_tensor(ctx, "patch_embed.proj", M0, C0);
-  ops::PatchGrid grid{B, first.in_channels, first.in_side, first.in_side, first.patch, true};
+  ops::PatchGrid grid{B, first.in_channels, first.in_h, first.in_w, first.patch, true};
   add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, &plan.input, nullptr, embedded);
   TensorView x = new_tensor(ctx, "layers.0.x", M0, C0);  // the residual stream, updated in place
   add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
 
-  for (size_t si = 0; si < cfg.stages.size(); ++si) {
+  for (size_t si = 0; si <= last; ++si) {
     const StageConfig &s = cfg.stages[si];
     const StageGeometry &stage_geo = geometry.stages[si];
-    const int64_t r = stage_geo.res, C = s.dim;
+    const int64_t C = s.dim;
     const std::string stage = "layers." + std::to_string(si);
     for (size_t j = 0; j < stage_geo.blocks.size(); ++j)
-      add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, stage_geo, stage_geo.blocks[j], x);
-    if (si + 1 < cfg.stages.size()) {
-      const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves the side
+      add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, stage_geo, stage_geo.blocks[j],
+                     stored.stages[si].blocks[j], x);
+    keep_stage_output(ctx, si, x);
+    if (si + 1 < cfg.stages.size() && si < last) {
+      const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves each side
+      const int64_t h = stage_geo.res_h, w = stage_geo.res_w;
       TensorView merged = new_tensor(ctx, stage + ".downsample.gather", M2, 4 * C);
       TensorView merged_n = new_tensor(ctx, stage + ".downsample.norm", M2, 4 * C);
-      add_node(ctx, stage + ".downsample.gather", {{x}, {merged}}, [x, merged, B, r, C, &plan] {
-        ops::patch_merge_gather(x.ptr(), merged.ptr(), B, r, r, C, plan.threads);
+      add_node(ctx, stage + ".downsample.gather", {{x}, {merged}}, [x, merged, B, h, w, C, &plan] {
+        ops::patch_merge_gather(x.ptr(), merged.ptr(), B, h, w, C, plan.threads);
       }, merged);
       add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
       TensorView next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
@@ -133,6 +142,7 @@ void build_swin(BuildContext &ctx) {
       x = next;
     }
   }
+  if (!plan.key.pooled && !plan.key.logits) return;
   const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
   TensorView xn = new_tensor(ctx, "norm", B * N, C);
   add_layernorm(ctx, "norm", "norm", x, xn, kEps, true);

@@ -29,21 +29,53 @@ void mean_over_tokens(const float *src, float *dst, int64_t batch, int64_t token
   }
 }
 
+namespace {
+
+// Output sample i of a linear resize from n_in to n_out samples with half-pixel
+// centres (align_corners=False): the two source samples and the second's weight.
+struct LinearTap {
+  int64_t i0, i1;
+  float l1;
+};
+
+LinearTap linear_tap(int64_t i, int64_t n_in, int64_t n_out) {
+  const double scale = static_cast<double>(n_in) / static_cast<double>(n_out);
+  const double s = std::max(0.0, (i + 0.5) * scale - 0.5);  // clamped at 0 as PyTorch does
+  const int64_t i0 = std::min<int64_t>(static_cast<int64_t>(s), n_in - 1);
+  return {i0, std::min<int64_t>(i0 + 1, n_in - 1), static_cast<float>(s - static_cast<double>(i0))};
+}
+
+} // namespace
+
 void interpolate_tokens(const float *src, float *dst, int64_t batch, int64_t n_in, int64_t n_out,
                         int64_t channels, int threads) {
-  const double scale = static_cast<double>(n_in) / static_cast<double>(n_out);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t r = 0; r < batch * n_out; ++r) {
-    int64_t b = r / n_out, i = r % n_out;
-    // Source coordinate of output sample i with half-pixel centres, clamped at 0.
-    double s = std::max(0.0, (i + 0.5) * scale - 0.5);
-    int64_t i0 = std::min<int64_t>(static_cast<int64_t>(s), n_in - 1);
-    int64_t i1 = std::min<int64_t>(i0 + 1, n_in - 1);
-    float l1 = static_cast<float>(s - i0), l0 = 1.f - l1;
-    const float *a = src + (b * n_in + i0) * channels, *c1 = src + (b * n_in + i1) * channels;
+    const int64_t b = r / n_out;
+    const LinearTap t = linear_tap(r % n_out, n_in, n_out);
+    const float l0 = 1.f - t.l1;
+    const float *a = src + (b * n_in + t.i0) * channels, *c1 = src + (b * n_in + t.i1) * channels;
     float *d = dst + r * channels;
-    for (int64_t c = 0; c < channels; ++c) d[c] = l0 * a[c] + l1 * c1[c];
+    for (int64_t c = 0; c < channels; ++c) d[c] = l0 * a[c] + t.l1 * c1[c];
   }
+}
+
+std::vector<float> resize_token_grid(const float *src, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                                     int64_t channels) {
+  std::vector<float> dst(static_cast<size_t>(out_h * out_w * channels));
+  for (int64_t y = 0; y < out_h; ++y) {
+    const LinearTap ty = linear_tap(y, in_h, out_h);
+    for (int64_t x = 0; x < out_w; ++x) {
+      const LinearTap tx = linear_tap(x, in_w, out_w);
+      const float w00 = (1.f - ty.l1) * (1.f - tx.l1), w01 = (1.f - ty.l1) * tx.l1;
+      const float w10 = ty.l1 * (1.f - tx.l1), w11 = ty.l1 * tx.l1;
+      const float *p00 = src + (ty.i0 * in_w + tx.i0) * channels, *p01 = src + (ty.i0 * in_w + tx.i1) * channels;
+      const float *p10 = src + (ty.i1 * in_w + tx.i0) * channels, *p11 = src + (ty.i1 * in_w + tx.i1) * channels;
+      float *d = dst.data() + (y * out_w + x) * channels;
+      for (int64_t c = 0; c < channels; ++c) d[c] = w00 * p00[c] + w01 * p01[c] + w10 * p10[c] + w11 * p11[c];
+    }
+  }
+  return dst;
 }
 
 } // namespace pola::ops

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace pola::ops {
 
@@ -16,5 +17,12 @@ void mean_over_tokens(const float *src, float *dst, int64_t batch, int64_t token
 // image (PyTorch F.interpolate(mode='linear', align_corners=False)).
 void interpolate_tokens(const float *src, float *dst, int64_t batch, int64_t n_in, int64_t n_out,
                         int64_t channels, int threads);
+
+// A (in_h x in_w, channels) token grid (row-major tokens) resized bilinearly
+// to out_h x out_w (PyTorch F.interpolate(mode='bilinear', align_corners=False)
+// on the grid viewed as a channels-plane image): learned position tables at
+// another input size.
+std::vector<float> resize_token_grid(const float *src, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                                     int64_t channels);
 
 } // namespace pola::ops

@@ -33,6 +33,10 @@ class Model:
         """The `top` (class, probability) pairs of each image, best first."""
     def preprocess(self, image: Image) -> npt.NDArray[np.float32]:
         """One image preprocessed as the model prescribes: (C, H, W) float32."""
+    def features(
+        self, x: npt.ArrayLike, stages: Iterable[int] | None = None, pooled: bool = True
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """Backbone features at any valid H x W: {"stage<i>": (N, C, h, w), "pooled": (N, C)}."""
     @property
     def info(self) -> dict[str, Any]:
         """The model's self-description (family, config, classes, preprocess, parameters, ...)."""

@@ -7,6 +7,7 @@
 
 #include "convert_binding.h"
 #include "errors.h"
+#include "py_features.h"
 #include "py_model.h"
 #include "run_probe.h"
 
@@ -111,6 +112,8 @@ PYBIND11_MODULE(_core, m) {
       .def("run", &PyModel::run, py::arg("x"), kRunDoc)
       .def("classify", &PyModel::classify, py::arg("images"), py::arg("top") = 5, py::arg("batch") = 32, kClassifyDoc)
       .def("preprocess", &PyModel::preprocess, py::arg("image"), kPreprocessDoc)
+      .def("features", &polaformer_py::model_features, py::arg("x"), py::arg("stages") = py::none(),
+           py::arg("pooled") = true, polaformer_py::kFeaturesDoc)
       .def_property_readonly("info", &PyModel::info,
                              "The model's self-description (what `pola info --json` prints) as a dict: family, "
                              "config, classes, preprocess, parameters, ...")

@@ -32,6 +32,8 @@ class PyModel {
   pybind11::tuple input_shape() const;
   pybind11::object info() const;
   std::string repr() const;
+  // The C handle, for calls of the C API that have no method here (features).
+  pola_model *handle() const { return model_.get(); }
 
  private:
   struct LoadArgs {

@@ -7,6 +7,9 @@
   DIR/photo.png     a real photograph (skimage's chelsea), 451 x 300
   DIR/photo_rgb.u8, photo_rgba.u8   its pixels, HWC RGB and RGBA
   DIR/not_a_model.txt  a text file
+  DIR/sized/...     the same model at another input size (issue 21): sized_input.f32 (2 images of
+                    3 x 64 x 96), sized_logits.f32, stage{1..4}.f32 (NCHW features: the reference's
+                    last block of each stage), pooled.f32, shapes.txt (one "C H W" line per stage)
 
   /usr/bin/python3 make_api_fixture.py --out DIR
 """
@@ -43,7 +46,31 @@ def main():
     np.concatenate([photo, alpha], axis=2).tofile(os.path.join(out, "photo_rgba.u8"))
     with open(os.path.join(out, "not_a_model.txt"), "w") as f:
         f.write("this is not a model\n")
+    write_sized_fixture(os.path.join(out, "sized"))
     print(f"{out}: {ARCH} seed {SEED}, {BATCH} images")
+
+
+SIZED = (64, 96)
+
+
+def write_sized_fixture(out):
+    """The model at a non-square size, with the reference's stage outputs as NCHW features."""
+    from dump_names import stage_output_names
+    cfg = get_config(ARCH)
+    _, images, logits, dumps = make_case(out, cfg, arch=ARCH, seed=SEED, batch=2, dump=True, size=SIZED)
+    images.numpy().astype("<f4").tofile(os.path.join(out, "sized_input.f32"))
+    logits.numpy().astype("<f4").tofile(os.path.join(out, "sized_logits.f32"))
+    shapes = []
+    for i, name in enumerate(stage_output_names(cfg), start=1):
+        tokens = dumps[name].numpy()                                   # (B, N, C)
+        b, n, c = tokens.shape
+        stride = int(round((SIZED[0] * SIZED[1] / n) ** 0.5))
+        h, w = SIZED[0] // stride, SIZED[1] // stride
+        tokens.transpose(0, 2, 1).reshape(b, c, h, w).astype("<f4").tofile(os.path.join(out, f"stage{i}.f32"))
+        shapes.append(f"{c} {h} {w}")
+    dumps["pool"].numpy().astype("<f4").tofile(os.path.join(out, "pooled.f32"))
+    with open(os.path.join(out, "shapes.txt"), "w") as f:
+        f.write("\n".join(shapes) + "\n")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ TEST_CASE("relative bias uses (dy + w - 1) * (2w - 1) + (dx + w - 1)") {
   const int64_t w = 3, heads = 2, side = 2 * w - 1;
   std::vector<float> table(side * side * heads);
   for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i);
-  auto bias = expand_relative_bias(table.data(), w, heads);
+  auto bias = expand_relative_bias(table.data(), w, w, w, heads);
   // query (0,0) vs key (2,1): dy = -2, dx = -1 -> index 0 * 5 + 1 = 1
   int64_t i = 0, j = 2 * w + 1;
   CHECK(bias[(0 * 9 + i) * 9 + j] == table[1 * heads + 0]);
@@ -26,7 +26,7 @@ TEST_CASE("relative bias uses (dy + w - 1) * (2w - 1) + (dx + w - 1)") {
 
 TEST_CASE("shifted-window mask separates the 3 x 3 regions of the rolled image") {
   const int64_t res = 8, w = 4, s = 2, t = w * w;
-  auto mask = shifted_window_mask(res, w, s);
+  auto mask = shifted_window_mask(res, res, w, s);
   REQUIRE(mask.size() == static_cast<size_t>(4 * t * t));
   // Window 0 lies entirely in region (0, 0): nothing is masked.
   for (int64_t k = 0; k < t * t; ++k) CHECK(mask[k] == 0.f);

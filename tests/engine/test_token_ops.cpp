@@ -29,3 +29,24 @@ TEST_CASE("mean_over_tokens and add_broadcast_rows") {
   mean_over_tokens(x.data(), m.data(), 2, 2, 2);
   CHECK(m == std::vector<float>{22, 33, 26, 37});
 }
+
+TEST_CASE("resize_token_grid: separable bilinear, half-pixel centres (F.interpolate bilinear, align_corners=False)") {
+  // A 2 x 2 grid of one channel [[0, 4], [8, 12]] -> 4 x 3. Per axis: 2 -> 4 samples at
+  // weights (0, .25, .75, 1) of the second source; 2 -> 3 at (0, .5, 1) (source x = 1/6, 5/6... clamped:
+  // (x + .5) * 2/3 - .5 = -1/6 -> 0, 0.5, 7/6 -> index 1).
+  const std::vector<float> src{0.f, 4.f, 8.f, 12.f};
+  const std::vector<float> dst = resize_token_grid(src.data(), 2, 2, 4, 3, 1);
+  REQUIRE(dst.size() == 12);
+  const float ys[] = {0.f, .25f, .75f, 1.f}, xs[] = {0.f, .5f, 1.f};
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 3; ++x) CHECK(dst[y * 3 + x] == doctest::Approx(8.f * ys[y] + 4.f * xs[x]));
+  // Channels are independent; the same grid is returned unchanged.
+  const std::vector<float> two{1.f, -1.f, 2.f, -2.f, 3.f, -3.f, 4.f, -4.f};
+  const std::vector<float> same = resize_token_grid(two.data(), 2, 2, 2, 2, 2);
+  CHECK(same == two);
+  // Shrinking 4 -> 2 averages neighbour pairs (source coordinates 0.5 and 2.5).
+  const std::vector<float> line{0.f, 1.f, 2.f, 3.f};
+  const std::vector<float> half = resize_token_grid(line.data(), 1, 4, 1, 2, 1);
+  CHECK(half[0] == doctest::Approx(0.5f));
+  CHECK(half[1] == doctest::Approx(2.5f));
+}

@@ -40,6 +40,34 @@ TEST_CASE("window_partition follows torch.roll(-s) then row-major windows") {
   }
 }
 
+TEST_CASE("window_partition pads a grid to whole windows with zeros (bottom, right) before the roll") {
+  // One image of 3 x 5 tokens, window 2: padded to 4 x 6, 6 windows of 4 tokens.
+  for (int64_t shift : {0, 1}) {
+    WindowGrid g{1, 3, 5, 2, 2, shift, 4, 6};
+    REQUIRE(g.window_rows() == 24);
+    std::vector<float> src(3 * 5 * 2), dst(24 * 2, -1.f);
+    for (int64_t y = 0; y < 3; ++y)
+      for (int64_t x = 0; x < 5; ++x)
+        for (int64_t c = 0; c < 2; ++c) src[(y * 5 + x) * 2 + c] = code(0, y, x, c);
+    window_partition(g, src.data(), dst.data(), 2);
+    int64_t t = 0, zeros = 0;
+    for (int64_t wy = 0; wy < 2; ++wy)
+      for (int64_t wx = 0; wx < 3; ++wx)
+        for (int64_t iy = 0; iy < 2; ++iy)
+          for (int64_t ix = 0; ix < 2; ++ix, ++t) {
+            const int64_t y = (wy * 2 + iy + shift) % 4, x = (wx * 2 + ix + shift) % 6;
+            const bool pad = y >= 3 || x >= 5;
+            zeros += pad;
+            for (int64_t c = 0; c < 2; ++c) CHECK(dst[t * 2 + c] == (pad ? 0.f : code(0, y, x, c)));
+          }
+    CHECK(zeros == 24 - 15);
+    // Back: every real token once, padding dropped.
+    std::vector<float> acc = src;
+    window_reverse_add(g, dst.data(), acc.data(), 1);
+    for (size_t i = 0; i < src.size(); ++i) CHECK(acc[i] == 2 * src[i]);
+  }
+}
+
 TEST_CASE("patch merging concatenates x[0::2,0::2], x[1::2,0::2], x[0::2,1::2], x[1::2,1::2]") {
   const int64_t B = 1, H = 4, W = 4, C = 2;
   std::vector<float> src(B * H * W * C), dst(B * 2 * 2 * 4 * C);

@@ -13,8 +13,14 @@ class Case:
     """One engine-vs-reference comparison. `trap` set means: the engine must NOT match the
     reference run under that trap flag (and must match the correct reference)."""
 
-    def __init__(self, name, arch, seed, batch, rand_options=None, trap=None, via_checkpoint=None):
+    def __init__(self, name, arch, seed, batch, rand_options=None, trap=None, via_checkpoint=None, size=None,
+                 features=False):
         self.name, self.arch, self.seed, self.batch = name, arch, seed, batch
+        # (H, W): the input size when not the model's own img_size.
+        self.size = size
+        # Also compare `pola features` (every stage, NCHW, and the pooled embedding) with the
+        # reference's intermediates.
+        self.features = features
         self.rand_options = dict(rand_options or {})
         self.trap = trap
         # "wrapped" | "bare" | "safetensors": the engine gets the model through
@@ -23,6 +29,34 @@ class Case:
 
 
 FULL_FAST = ["pola_pvt_tiny", "pola_swin_t"]
+
+# Non-square sizes per reduced variant (each a multiple of the variant's downsampling product;
+# chosen so that Swin stages get padded windows, shifted masks on padded grids, stages that
+# fit one rectangular window, and PVT tables resized up and down).
+REDUCED_SIZES = [
+    ("reduced_pvt_basic", (48, 84)),       # multiple 12: grids 24x42, 12x21, 4x7, 4x7 (tables resized)
+    ("reduced_pvt_sr", (64, 96)),          # grids 16x24, 16x24, 16x24, 8x12; kv grids 8x12, 5x8, 8x12
+    ("reduced_swin_basic", (96, 128)),     # stored windows 16, 8, 4, 2: every stage padded, shifted S mask
+    ("reduced_swin_basic", (32, 64)),      # every stage fits one rectangular window (8x16 ... 1x2): L
+                                           # encodings shrink, S biases read from the stored tables
+    ("reduced_swin_windows", (64, 160)),   # L 16x40 in 6-windows padded to 18x42; S 4x10 padded, masked
+    ("reduced_swin_mixed", (96, 64)),      # S stage 1 24x16 in 4-windows (masked); L 6x4 padded to 8x4
+]
+
+
+def size_name(size):
+    return f"{size[0]}x{size[1]}"
+
+
+def reduced_size_cases():
+    """Every reduced variant at its non-square size, with its stage features."""
+    return [Case(f"{arch}_{size_name(size)}_features", arch, seed=700 + k, batch=2, size=size, features=True)
+            for k, (arch, size) in enumerate(REDUCED_SIZES)]
+
+
+def full_size_cases(archs, sizes, seed, features=False):
+    return [Case(f"{arch}_{size_name(size)}", arch, seed=seed + k, batch=1, size=size, features=features)
+            for k, arch in enumerate(archs) for size in sizes]
 
 
 def fast_cases():
@@ -43,12 +77,15 @@ def fast_cases():
                       rand_options={**SMALL_RESIDUAL, **SMALL_EMBED, **TINY_QUERY}))
     cases.append(Case("stress_swin_tiny_query_gelu", "reduced_swin_windows", seed=602, batch=2,
                       rand_options={**TINY_QUERY, **GELU_PROBE}))
-    return cases
+    # Other input sizes (issue 21): the smallest configs at one non-square size.
+    return cases + reduced_size_cases() + full_size_cases(FULL_FAST, [(256, 320)], seed=800, features=True)
 
 
 def all_cases():
     rest = [a for a in PRESETS if a not in FULL_FAST]
-    return fast_cases() + [Case(f"{arch}_b1", arch, seed=400 + k, batch=1) for k, arch in enumerate(rest)]
+    return (fast_cases() + [Case(f"{arch}_b1", arch, seed=400 + k, batch=1) for k, arch in enumerate(rest)]
+            + full_size_cases(FULL_FAST, [(512, 512), (224, 672)], seed=810)
+            + full_size_cases(rest, [(320, 224)], seed=900))
 
 
 def mismatch_cases():
@@ -57,4 +94,9 @@ def mismatch_cases():
             for k, (trap, arch, options) in enumerate(TRAP_CASES)]
 
 
-SUITES = {"fast": fast_cases, "all": all_cases, "mismatch": mismatch_cases}
+def sizes_cases():
+    """Only the cases at other input sizes (fast and slow): `--suite sizes`."""
+    return [c for c in all_cases() if c.size]
+
+
+SUITES = {"fast": fast_cases, "all": all_cases, "mismatch": mismatch_cases, "sizes": sizes_cases}

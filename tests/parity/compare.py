@@ -39,6 +39,22 @@ def parity_verdict(engine, ref, rtol=RTOL):
     return ok, msg
 
 
+def tensor_verdict(eng, ref, rtol=RTOL):
+    """(ok, status) for one engine tensor against the reference: same shape, finite, and
+    max|diff| <= rtol * max|ref|."""
+    eng = np.asarray(eng, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if eng.shape != ref.shape:
+        return False, f"shape {eng.shape} != {ref.shape}"
+    if not np.isfinite(eng).all():
+        return False, "non-finite values"
+    scale = float(np.abs(ref).max()) or 1.0
+    diff = np.abs(eng - ref)
+    where = np.unravel_index(int(diff.argmax()), diff.shape)
+    return (float(diff.max()) <= rtol * scale,
+            f"max|diff|/max|ref| {float(diff.max()) / scale:.3g} at {tuple(int(i) for i in where)}")
+
+
 def compare_dumps(names, ref_dir, engine_dir, rtol=RTOL):
     """Compare named intermediates in execution order.
 
@@ -53,17 +69,7 @@ def compare_dumps(names, ref_dir, engine_dir, rtol=RTOL):
             status = "missing in engine dump"
             ok = False
         else:
-            eng = np.load(eng_path).astype(np.float64)
-            if eng.shape != ref.shape:
-                status, ok = f"shape {eng.shape} != {ref.shape}", False
-            elif not np.isfinite(eng).all():
-                status, ok = "non-finite values", False
-            else:
-                scale = float(np.abs(ref).max()) or 1.0
-                diff = np.abs(eng - ref)
-                ok = float(diff.max()) <= rtol * scale
-                where = np.unravel_index(int(diff.argmax()), diff.shape)
-                status = f"max|diff|/max|ref| {float(diff.max()) / scale:.3g} at {tuple(int(i) for i in where)}"
+            ok, status = tensor_verdict(np.load(eng_path), ref, rtol)
         lines.append(f"  {'ok ' if ok else 'BAD'} {name}: {status}")
         if not ok and first_bad is None:
             first_bad = name

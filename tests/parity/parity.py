@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Engine-vs-PyTorch parity driver.
 
-  /usr/bin/python3 parity.py --pola BUILD/apps/pola --suite fast|all|mismatch
+  /usr/bin/python3 parity.py --pola BUILD/apps/pola --suite fast|all|mismatch|sizes
                              [--workdir DIR] [--threads N] [--only SUBSTRING] [--list]
 
 For every case: generate a random model file and input (tests/reference/make_case.py), run
@@ -10,8 +10,10 @@ For every case: generate a random model file and input (tests/reference/make_cas
 On failure the engine is re-run with --dump-dir and the named intermediates are compared layer
 by layer; the first diverging name is printed.
 
-Suites: fast = pola_pvt_tiny and pola_swin_t at batch 1 and 3 + every reduced variant;
-all = fast + the other six full-size presets; mismatch = for every trap flag (traps.py) the
+Suites: fast = pola_pvt_tiny and pola_swin_t at batch 1 and 3 + every reduced variant, and at
+other input sizes (reduced variants at a non-square size with their stage features, the two at
+256x320); all = fast + the other six full-size presets + more sizes (512x512, 224x672, 320x224);
+sizes = only the cases at other input sizes (fast and slow); mismatch = for every trap flag (traps.py) the
 engine must FAIL the criterion against the reference run under that flag, and (so the check
 cannot pass vacuously) PASS it against the correct reference on the same model.
 Ends with `N passed, M failed`; exit status 1 on any failure, 2 when the binary is unusable.
@@ -33,8 +35,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import torch  # noqa: E402
 
 from cases import SUITES  # noqa: E402
-from compare import compare_dumps, parity_verdict  # noqa: E402
-from dump_names import expected_dump_names  # noqa: E402
+from compare import compare_dumps, parity_verdict, tensor_verdict  # noqa: E402
+from dump_names import expected_dump_names, stage_output_names  # noqa: E402
 from make_case import make_case  # noqa: E402
 from pola_config import get_config  # noqa: E402
 from polaformer_ref import run  # noqa: E402
@@ -111,7 +113,7 @@ def parity_case(args, case, case_dir):
     if os.path.exists(stale):
         os.remove(stale)
     make_case(case_dir, cfg, arch=case.arch, seed=case.seed, batch=case.batch, dump=True,
-              rand_options=case.rand_options,
+              rand_options=case.rand_options, size=case.size,
               checkpoints=[case.via_checkpoint] if case.via_checkpoint else ())
     ref = np.load(os.path.join(case_dir, "logits.npy"))
     t_ref = time.time() - t0
@@ -123,7 +125,39 @@ def parity_case(args, case, case_dir):
     engine, t_engine = run_engine(args.pola, case_dir, args.threads)
     ok, msg = parity_verdict(engine, ref)
     details = [] if ok else diagnose(args.pola, case, case_dir, args.threads)
+    if case.features:
+        features_ok, features_lines = compare_features(args, cfg, case_dir)
+        ok = ok and features_ok
+        msg += "; features " + ("match" if features_ok else "DIFFER")
+        details += features_lines
     return ok, f"{msg} [ref {t_ref:.1f}s, engine {t_engine:.1f}s]", details
+
+
+def compare_features(args, cfg, case_dir):
+    """`pola features` (every stage + pooled) against the reference's intermediates: stage i is
+    the output of its last block, (B, N, C) tokens reshaped to NCHW; pooled is `pool`."""
+    out = os.path.join(case_dir, "features")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [args.pola, "features", "--model", engine_model_path(case_dir), "--input",
+           os.path.join(case_dir, "input.npy"), "-o", out, "--threads", str(args.threads)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=ENGINE_TIMEOUT_S)
+    if proc.returncode != 0:
+        return False, [f"  `{' '.join(cmd)}` exited {proc.returncode}: {proc.stderr.strip()}"]
+    dump = os.path.join(case_dir, "dump")
+    height, width = np.load(os.path.join(case_dir, "input.npy")).shape[-2:]
+    ok, lines = True, []
+    for i, name in enumerate(stage_output_names(cfg), start=1):
+        tokens = np.load(os.path.join(dump, f"{name}.npy"))                 # (B, N, C)
+        b, n, c = tokens.shape
+        scale = int(round((height * width / n) ** 0.5))                     # the stage's stride
+        ref = tokens.transpose(0, 2, 1).reshape(b, c, height // scale, width // scale)
+        good, status = tensor_verdict(np.load(os.path.join(out, f"stage{i}.npy")), ref)
+        ok &= good
+        lines.append(f"  {'ok ' if good else 'BAD'} stage{i} (= {name}): {status}")
+    good, status = tensor_verdict(np.load(os.path.join(out, "pooled.npy")), np.load(os.path.join(dump, "pool.npy")))
+    ok &= good
+    lines.append(f"  {'ok ' if good else 'BAD'} pooled (= pool): {status}")
+    return ok, ([] if ok else lines)
 
 
 def weak_case_reason(ref):

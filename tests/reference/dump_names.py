@@ -23,3 +23,11 @@ def expected_dump_names(cfg):
                 names.append(f"layers.{i}.downsample")
         names.append("norm")
     return names + ["pool", "head"]
+
+
+def stage_output_names(cfg):
+    """Per stage, the intermediate holding its output (the tokens after its last block): what
+    `pola features` writes as stage<i>.npy, reshaped to NCHW."""
+    if cfg["family"] == "pvt":
+        return [f"block{i}.{depth - 1}" for i, depth in enumerate(cfg["depths"], start=1)]
+    return [f"layers.{i}.blocks.{depth - 1}" for i, depth in enumerate(cfg["depths"])]

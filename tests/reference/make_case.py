@@ -46,21 +46,23 @@ def write_outputs(out_dir, logits, dumps=None):
 
 
 def make_case(out_dir, cfg, arch="custom", seed=0, batch=1, traps=(), dump=False, rand_options=None,
-              checkpoints=(), dtype=torch.float64):
-    """Build, randomize, export and run one case. Returns (model, input tensor, logits, dumps)."""
+              checkpoints=(), dtype=torch.float64, size=None):
+    """Build, randomize, export and run one case (input of size = (H, W), default img_size).
+    Returns (model, input tensor, logits, dumps)."""
     validate_config(cfg)
     traps = check_traps(traps)
     os.makedirs(out_dir, exist_ok=True)
     model = build_case_model(cfg, seed, rand_options)
     export_model(os.path.join(out_dir, "model.pola"), model.state_dict(), cfg, arch=arch)
-    images = random_input(cfg, batch, seed)
+    images = random_input(cfg, batch, seed, size)
     np.save(os.path.join(out_dir, "input.npy"), images.numpy())
     logits, dumps = run(model, images, traps=traps, dump=dump, dtype=dtype)
     write_outputs(out_dir, logits, dumps)
     save_checkpoints(out_dir, model, cfg, arch, checkpoints, seed)
     with open(os.path.join(out_dir, "case.json"), "w") as f:
         json.dump({"arch": arch, "config": cfg, "seed": seed, "batch": batch, "traps": sorted(traps),
-                   "rand_options": rand_options or {}, "dtype": str(dtype)}, f, indent=1)
+                   "rand_options": rand_options or {}, "dtype": str(dtype),
+                   "size": list(images.shape[-2:])}, f, indent=1)
     return model, images, logits, dumps
 
 
@@ -80,6 +82,7 @@ def parse_args(argv=None):
     ap.add_argument("--rand", default="{}", help="randomization options as JSON (see randomize.py)")
     ap.add_argument("--float32", action="store_true", help="run the reference in float32")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--size", help="input HxW (default: the model's img_size)")
     return ap.parse_args(argv)
 
 
@@ -99,7 +102,8 @@ def main(argv=None):
     _, _, logits, dumps = make_case(args.out, cfg, arch=arch, seed=args.seed, batch=args.batch,
                                     traps=args.trap, dump=args.dump, rand_options=json.loads(args.rand),
                                     checkpoints=forms,
-                                    dtype=torch.float32 if args.float32 else torch.float64)
+                                    dtype=torch.float32 if args.float32 else torch.float64,
+                                    size=tuple(int(v) for v in args.size.split("x")) if args.size else None)
     print(f"{args.out}: {arch} seed {args.seed} batch {args.batch} traps {args.trap or 'none'} "
           f"-> logits {tuple(logits.shape)}, argmax {logits.argmax(-1).tolist()}"
           + (f", {len(dumps)} intermediates" if dumps else ""))

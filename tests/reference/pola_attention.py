@@ -6,6 +6,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from pola_common import resize_grid
+
 DENOMINATOR_EPS = 1e-6
 
 
@@ -78,11 +80,11 @@ def merge_heads(x):
 class PolaAttentionCore(nn.Module):
     """Parameters and computation common to both families' L attention.
 
-    Subclasses create the projections and call `attend(q, k, v, g, height, width, ctx)`,
+    Subclasses create the projections and call `attend(q, k, v, g, height, width, ctx, key_grid)`,
     where q, g: (B, N, C) over an height x width token grid and k, v: (B, n, C).
     """
 
-    def _init_core(self, dim, num_heads, key_tokens, alpha, kernel_size):
+    def _init_core(self, dim, num_heads, key_grid, alpha, kernel_size):
         head_dim = dim // num_heads
         self.dim, self.num_heads, self.head_dim, self.alpha = dim, num_heads, head_dim, alpha
         self.proj = nn.Linear(dim, dim)
@@ -90,7 +92,8 @@ class PolaAttentionCore(nn.Module):
         self.dwc = nn.Conv2d(head_dim, head_dim, kernel_size, padding=kernel_size // 2, groups=head_dim)
         self.power = nn.Parameter(torch.zeros(1, num_heads, 1, head_dim))
         self.scale = nn.Parameter(torch.zeros(1, 1, dim))
-        self.positional_encoding = nn.Parameter(torch.zeros(1, key_tokens, dim))
+        self.key_grid = key_grid  # the (h, w) grid of keys the stored encoding was made for
+        self.positional_encoding = nn.Parameter(torch.zeros(1, key_grid[0] * key_grid[1], dim))
 
     def exponent(self, ctx):
         if ctx.has("power_no_sigmoid"):
@@ -113,11 +116,12 @@ class PolaAttentionCore(nn.Module):
             return out.permute(0, 3, 2, 1).reshape(b, n, c)
         return out.permute(0, 3, 1, 2).reshape(b, n, c)
 
-    def attend(self, q, k, v, g, height, width, ctx):
+    def attend(self, q, k, v, g, height, width, ctx, key_grid):
+        """key_grid: the (h, w) grid of k at this input size; the encoding is resized to it."""
         b, n_query, _ = q.shape
         n_key = k.shape[1]
         if not ctx.has("kv_no_positional_encoding"):
-            k = k + self.positional_encoding
+            k = k + resize_grid(self.positional_encoding, self.key_grid, key_grid)
         s = self.channel_scale(ctx)
         q, k = q / s, k / s
         p = self.exponent(ctx)
@@ -151,20 +155,21 @@ class PvtPolaAttention(PolaAttentionCore):
         if sr_ratio > 1:
             self.sr = nn.Conv2d(dim, dim, sr_ratio, stride=sr_ratio)
             self.norm = nn.LayerNorm(dim, eps=1e-5)
-        key_tokens = (height // sr_ratio) * (width // sr_ratio)
-        self._init_core(dim, num_heads, key_tokens, alpha, kernel_size)
+        self._init_core(dim, num_heads, (height // sr_ratio, width // sr_ratio), alpha, kernel_size)
 
     def forward(self, x, height, width, ctx):
         b, n, c = x.shape
         q, g = self.qg(x).chunk(2, dim=-1)
+        key_grid = (height, width)
         if self.sr_ratio > 1:
             img = x.transpose(1, 2).reshape(b, c, height, width)
-            reduced = self.sr(img).flatten(2).transpose(1, 2)
-            kv_in = self.norm(reduced)
+            reduced = self.sr(img)
+            key_grid = tuple(reduced.shape[-2:])
+            kv_in = self.norm(reduced.flatten(2).transpose(1, 2))
         else:
             kv_in = x
         k, v = self.kv(kv_in).chunk(2, dim=-1)
-        return self.attend(q, k, v, g, height, width, ctx)
+        return self.attend(q, k, v, g, height, width, ctx, key_grid)
 
 
 class SwinPolaAttention(PolaAttentionCore):
@@ -174,9 +179,11 @@ class SwinPolaAttention(PolaAttentionCore):
         super().__init__()
         self.qkvg = nn.Linear(dim, 4 * dim)
         self.window = window
-        self._init_core(dim, num_heads, window * window, alpha, kernel_size)
+        self._init_core(dim, num_heads, (window, window), alpha, kernel_size)
 
-    def forward(self, x, ctx, mask=None):
+    def forward(self, x, ctx, mask=None, window_hw=None):
         # L blocks take no shift mask (SPEC 5 / brief): attention per window only.
+        # window_hw: the (h, w) window at this input size (default: the stored one).
+        wh, ww = window_hw or (self.window, self.window)
         q, k, v, g = self.qkvg(x).chunk(4, dim=-1)
-        return self.attend(q, k, v, g, self.window, self.window, ctx)
+        return self.attend(q, k, v, g, wh, ww, ctx, (wh, ww))

@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 from pola_attention import PvtPolaAttention
-from pola_common import Mlp, layer_norm
+from pola_common import Mlp, layer_norm, resize_grid
 from pola_config import stage_resolutions
 
 
@@ -46,6 +46,7 @@ class PolaPVT(nn.Module):
         super().__init__()
         self.cfg = cfg
         dims, res = cfg["embed_dims"], stage_resolutions(cfg)
+        self.checkpoint_res = res  # grids of the stored pos_embed tables
         in_ch = cfg["in_chans"]
         for i in range(4):
             s = i + 1  # key names are 1-based
@@ -67,7 +68,9 @@ class PolaPVT(nn.Module):
         for s in range(1, 5):
             tokens, height, width = getattr(self, f"patch_embed{s}")(x, ctx)
             ctx.record(f"patch_embed{s}", tokens)
-            tokens = tokens + getattr(self, f"pos_embed{s}")
+            # Another input size: the table is resized to the stage's grid.
+            native = self.checkpoint_res[s - 1]
+            tokens = tokens + resize_grid(getattr(self, f"pos_embed{s}"), (native, native), (height, width))
             ctx.record(f"pos_embed{s}", tokens)
             for j, block in enumerate(getattr(self, f"block{s}")):
                 tokens = block(tokens, height, width, ctx, f"block{s}.{j}")

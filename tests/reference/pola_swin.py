@@ -1,6 +1,7 @@
 """Pola-Swin backbone and classifier (SPEC section 5). Module names equal the checkpoint keys."""
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from pola_attention import SwinPolaAttention
 from pola_common import Mlp
@@ -17,9 +18,22 @@ def window_and_shift(resolution, window, block_index):
     return window, (window // 2 if block_index % 2 else 0)
 
 
-def relative_position_index(window, key_minus_query=False):
-    """(w*w, w*w) int64: (dy + w - 1) * (2w - 1) + (dx + w - 1), (dy, dx) = query - key."""
-    ys, xs = torch.meshgrid(torch.arange(window), torch.arange(window), indexing="ij")
+def run_window(height, width, window, block_index):
+    """The window at an input size other than the checkpoint's: `window` is the one the stored
+    tables were made for. A stage that fits in it is one (height x width) window without shift;
+    otherwise the grid is padded (bottom / right) to a multiple of the window, as Swin's detection
+    backbone does, and odd blocks shift by w/2. Returns ((wh, ww), shift, (padded_h, padded_w))."""
+    if height <= window and width <= window:
+        return (height, width), 0, (height, width)
+    padded = (-(-height // window) * window, -(-width // window) * window)
+    return (window, window), (window // 2 if block_index % 2 else 0), padded
+
+
+def relative_position_index(window, key_minus_query=False, window_hw=None):
+    """(t, t) int64 for a window of window_hw = (wh, ww) tokens (default window x window):
+    (dy + w - 1) * (2w - 1) + (dx + w - 1), (dy, dx) = query - key, w = `window` (the table's)."""
+    wh, ww = window_hw or (window, window)
+    ys, xs = torch.meshgrid(torch.arange(wh), torch.arange(ww), indexing="ij")
     coords = torch.stack([ys.flatten(), xs.flatten()])          # (2, N), row-major tokens
     rel = coords[:, :, None] - coords[:, None, :]                # [.., query, key]
     if key_minus_query:
@@ -28,22 +42,24 @@ def relative_position_index(window, key_minus_query=False):
     return (rel[0] * (2 * window - 1) + rel[1]).to(torch.int64)
 
 
-def window_partition(x, w):
-    """(B, R, R, C) -> (B * nW, w*w, C), windows row-major, tokens row-major inside."""
-    b, r, _, c = x.shape
-    x = x.reshape(b, r // w, w, r // w, w, c).permute(0, 1, 3, 2, 4, 5)
-    return x.reshape(-1, w * w, c)
+def window_partition(x, wh, ww=None):
+    """(B, H, W, C) -> (B * nW, wh*ww, C), windows row-major, tokens row-major inside."""
+    ww = ww or wh
+    b, h, w, c = x.shape
+    x = x.reshape(b, h // wh, wh, w // ww, ww, c).permute(0, 1, 3, 2, 4, 5)
+    return x.reshape(-1, wh * ww, c)
 
 
-def window_reverse(windows, w, r):
+def window_reverse(windows, wh, ww, h, w):
     c = windows.shape[-1]
-    x = windows.reshape(-1, r // w, r // w, w, w, c).permute(0, 1, 3, 2, 4, 5)
-    return x.reshape(-1, r, r, c)
+    x = windows.reshape(-1, h // wh, w // ww, wh, ww, c).permute(0, 1, 3, 2, 4, 5)
+    return x.reshape(-1, h, w, c)
 
 
-def shift_mask(resolution, w, shift):
-    """(nW, w*w, w*w): 0 within a region of the 3x3 split used by Swin, -100 across regions."""
-    region = torch.zeros(1, resolution, resolution, 1)
+def shift_mask(height, width, w, shift):
+    """(nW, w*w, w*w) over a (padded) height x width grid: 0 within a region of the 3x3 split
+    used by Swin, -100 across regions."""
+    region = torch.zeros(1, height, width, 1)
     bands = (slice(0, -w), slice(-w, -shift), slice(-shift, None))
     label = 0
     for rows in bands:
@@ -67,14 +83,17 @@ class WindowSoftmaxAttention(nn.Module):
         self.relative_position_bias_table = nn.Parameter(torch.zeros((2 * window - 1) ** 2, num_heads))
         self.register_buffer("relative_position_index", relative_position_index(window))
 
-    def forward(self, x, ctx, mask=None):
+    def forward(self, x, ctx, mask=None, window_hw=None):
+        """window_hw: the (h, w) window at this input size (default: the stored one); a smaller
+        window reads the offsets it has from the stored table."""
         bw, n, c = x.shape
         h, d = self.num_heads, self.head_dim
         q, k, v = self.qkv(x).reshape(bw, n, 3, h, d).permute(2, 0, 3, 1, 4)
         scores = (q * d ** -0.5) @ k.transpose(-2, -1)
-        index = self.relative_position_index
+        native = window_hw in (None, (self.window, self.window))
+        index = self.relative_position_index if native else relative_position_index(self.window, window_hw=window_hw)
         if ctx.has("swin_rel_bias_key_minus_query"):
-            index = relative_position_index(self.window, key_minus_query=True)
+            index = relative_position_index(self.window, key_minus_query=True, window_hw=window_hw)
         bias = self.relative_position_bias_table[index.reshape(-1)].reshape(n, n, h).permute(2, 0, 1)
         scores = scores + bias.unsqueeze(0)
         if mask is not None:
@@ -103,22 +122,32 @@ class SwinBlock(nn.Module):
         self.mlp = Mlp(dim, int(dim * mlp_ratio))
         if self.shift > 0:
             # SPEC 6: shifted blocks carry the mask as a buffer (recomputable, so not exported).
-            self.register_buffer("attn_mask", shift_mask(resolution, self.window, self.shift))
+            self.register_buffer("attn_mask", shift_mask(resolution, resolution, self.window, self.shift))
+        self.window_cfg, self.block_index = window_cfg, block_index
 
-    def forward(self, x, ctx, name):
+    def forward(self, x, height, width, ctx, name):
         b, length, c = x.shape
-        r, w = self.resolution, self.window
-        shift = self.trap_shift if ctx.has("swin_shift_when_window_covers") else self.shift
+        if (height, width) == (self.resolution, self.resolution):   # the checkpoint's own size
+            (wh, ww), shift, (ph, pw) = (self.window, self.window), self.shift, (height, width)
+            if ctx.has("swin_shift_when_window_covers"):
+                shift = self.trap_shift
+        else:
+            (wh, ww), shift, (ph, pw) = run_window(height, width, self.window, self.block_index)
         shortcut = x
-        x = self.norm1(x).reshape(b, r, r, c)
+        x = self.norm1(x).reshape(b, height, width, c)
+        if (ph, pw) != (height, width):
+            x = F.pad(x, (0, 0, 0, pw - width, 0, ph - height))   # zeros after norm1, bottom / right
         if shift:
             x = torch.roll(x, shifts=(-shift, -shift), dims=(1, 2))
         mask = None
         if self.attn_type == "S" and shift > 0 and not ctx.has("swin_no_shift_mask"):
-            mask = self.attn_mask if shift == self.shift else shift_mask(r, w, shift)
-        x = window_reverse(self.attn(window_partition(x, w), ctx, mask), w, r)
+            native = shift == self.shift and (ph, pw) == (self.resolution, self.resolution)
+            mask = self.attn_mask if native else shift_mask(ph, pw, wh, shift)
+        x = self.attn(window_partition(x, wh, ww), ctx, mask, window_hw=(wh, ww))
+        x = window_reverse(x, wh, ww, ph, pw)
         if shift:
             x = torch.roll(x, shifts=(shift, shift), dims=(1, 2))
+        x = x[:, :height, :width]
         x = shortcut + x.reshape(b, length, c)
         ctx.record(f"{name}.attn", x)
         x = x + self.mlp(self.norm2(x), ctx)
@@ -133,10 +162,9 @@ class PatchMerging(nn.Module):
         self.norm = nn.LayerNorm(4 * dim, eps=1e-5)
         self.reduction = nn.Linear(4 * dim, 2 * dim, bias=False)
 
-    def forward(self, x, ctx):
+    def forward(self, x, height, width, ctx):
         b, _, c = x.shape
-        r = self.resolution
-        x = x.reshape(b, r, r, c)
+        x = x.reshape(b, height, width, c)
         x00, x10 = x[:, 0::2, 0::2], x[:, 1::2, 0::2]   # first index is the row
         x01, x11 = x[:, 0::2, 1::2], x[:, 1::2, 1::2]
         parts = [x00, x01, x10, x11] if ctx.has("swin_merge_order") else [x00, x10, x01, x11]
@@ -178,12 +206,15 @@ class PolaSwin(nn.Module):
 
     def forward(self, img, ctx):
         x = self.patch_embed(img)
+        patch = self.cfg["patch_size"]
+        height, width = img.shape[-2] // patch, img.shape[-1] // patch
         ctx.record("patch_embed", x)
         for i, stage in enumerate(self.layers):
             for j, block in enumerate(stage.blocks):
-                x = block(x, ctx, f"layers.{i}.blocks.{j}")
+                x = block(x, height, width, ctx, f"layers.{i}.blocks.{j}")
             if stage.downsample is not None:
-                x = stage.downsample(x, ctx)
+                x = stage.downsample(x, height, width, ctx)
+                height, width = height // 2, width // 2
                 ctx.record(f"layers.{i}.downsample", x)
         x = self.norm(x)
         ctx.record("norm", x)

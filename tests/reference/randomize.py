@@ -154,10 +154,12 @@ def randomize(model, seed, **options):
     return opt
 
 
-def random_input(cfg, batch, seed):
-    """Float32 NCHW images, roughly like normalised pixels (unit Gaussian)."""
+def random_input(cfg, batch, seed, size=None):
+    """Float32 NCHW images, roughly like normalised pixels (unit Gaussian); size = (H, W),
+    default the model's own img_size."""
     gen = torch.Generator().manual_seed(int(seed) + 7919)
-    shape = (batch, cfg["in_chans"], cfg["img_size"], cfg["img_size"])
+    height, width = size or (cfg["img_size"], cfg["img_size"])
+    shape = (batch, cfg["in_chans"], height, width)
     return torch.randn(shape, generator=gen, dtype=torch.float32)
 
 

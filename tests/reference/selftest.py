@@ -137,7 +137,7 @@ def swin_windows_shifts_and_masks():
     assert model384.layers[3].blocks[1].shift == 0
     # Region of a coordinate after the shift: 0 below R-w, 1 below R-s, else 2.
     for r, w, s in [(14, 7, 3), (8, 4, 2), (6, 3, 1)]:
-        mask = shift_mask(r, w, s)
+        mask = shift_mask(r, r, w, s)
         n_w = r // w
 
         def region(c):

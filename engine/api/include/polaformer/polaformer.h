@@ -232,6 +232,61 @@ POLA_API float *pola_alloc_floats(size_t count);
 /* Releases an array from pola_alloc_floats; NULL is allowed. */
 POLA_API void pola_free_floats(float *p);
 
+/* ---- Any input size and backbone features (dense prediction) -------------
+ *
+ * A model runs at its own img_size (pola_model_input_shape) or at any
+ * height x width it accepts: each side a multiple of the model's
+ * downsampling (32 for the released models). Features are what a detection
+ * or segmentation neck consumes: stage i's tokens after its last block as an
+ * NCHW map (strides 4, 8, 16, 32; no extra norm), and the pooled embedding
+ * the head would read. Only what is asked for is computed.
+ *
+ *     int c, h, w;
+ *     pola_model_feature_shape(m, 512, 768, 3, &c, &h, &w);   // stage 4: 512 x 16 x 24
+ *     float *stages[4] = {NULL, NULL, NULL, malloc(sizeof(float) * c * h * w)};
+ *     pola_model_features(m, image, 1, 512, 768, stages, NULL);
+ *
+ * The model keeps one compiled plan per (batch, height, width, outputs) and
+ * a few idle ones (least recently used first out), so alternating between
+ * two sizes does not rebuild. */
+
+/* POLA_OK if height x width can be run; else POLA_ERROR_INPUT with a message
+ * naming the nearest valid sizes. */
+POLA_API pola_status pola_model_check_size(const pola_model *model, int height, int width);
+
+/* Number of stages (4 for the released models); 0 if model is NULL. */
+POLA_API int pola_model_num_stages(const pola_model *model);
+
+/* The feature map of stage `stage` (0-based) for one image of height x
+ * width: channels x feature_height x feature_width floats. */
+POLA_API pola_status pola_model_feature_shape(const pola_model *model, int height, int width, int stage,
+                                              int *channels, int *feature_height, int *feature_width);
+
+/* Floats of the pooled embedding per image (the head's input); 0 if NULL. */
+POLA_API int pola_model_pooled_size(const pola_model *model);
+
+/* pola_model_run for input (batch, channels, height, width). */
+POLA_API pola_status pola_model_run_sized(pola_model *model, const float *input, int batch, int height, int width,
+                                          float *logits);
+
+/* Runs the backbone on input (batch, channels, height, width). stage_out
+ * holds pola_model_num_stages() pointers: NULL for a stage not wanted, else
+ * room for batch x its feature shape (NCHW). pooled is NULL or room for
+ * batch x pola_model_pooled_size() floats. At least one output must be
+ * asked for; stages after the last one needed are not computed (all of them
+ * are when pooled is asked for), the head never is. */
+POLA_API pola_status pola_model_features(pola_model *model, const float *input, int batch, int height, int width,
+                                         float *const *stage_out, float *pooled);
+
+/* How the model's plan pool has served runs so far: a run that found an idle
+ * plan for its shape is a hit, one that had to build a plan a miss; an
+ * eviction freed the least recently used idle plan; idle plans now held. */
+typedef struct pola_plan_cache_stats {
+  long long hits, misses, evictions, idle;
+} pola_plan_cache_stats;
+
+POLA_API pola_status pola_model_plan_cache_stats(pola_model *model, pola_plan_cache_stats *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

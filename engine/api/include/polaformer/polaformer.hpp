@@ -154,9 +154,80 @@ class Model {
                                logits.data()));
   }
 
+  // ---- Any input size and backbone features (polaformer.h has the rules) ----
+  struct FeatureShape {
+    int channels = 0, height = 0, width = 0;
+    size_t floats() const { return static_cast<size_t>(channels) * height * width; }
+  };
+  // Throws InputError naming the nearest valid sizes when height x width cannot run.
+  void check_size(int height, int width) const { check(pola_model_check_size(handle_, height, width)); }
+  int num_stages() const { return pola_model_num_stages(handle_); }
+  int pooled_size() const { return pola_model_pooled_size(handle_); }
+  // Per stage, the NCHW feature map of one image of height x width.
+  std::vector<FeatureShape> feature_shapes(int height, int width) const {
+    std::vector<FeatureShape> shapes(static_cast<size_t>(num_stages()));
+    for (int i = 0; i < num_stages(); ++i) {
+      FeatureShape &f = shapes[static_cast<size_t>(i)];
+      check(pola_model_feature_shape(handle_, height, width, i, &f.channels, &f.height, &f.width));
+    }
+    return shapes;
+  }
+  // Logits of a preprocessed NCHW batch of height x width images.
+  std::vector<float> run(const std::vector<float> &input, int height, int width) {
+    const int batch = batch_of(input, height, width);
+    std::vector<float> logits(static_cast<size_t>(batch) * num_classes());
+    check(pola_model_run_sized(handle_, input.data(), batch, height, width, logits.data()));
+    return logits;
+  }
+  // Engine-filled buffers: stages[i] (batch x its shape, NCHW) for each i in
+  // `stages` (0-based; others stay empty), and pooled (batch x pooled_size())
+  // when asked for.
+  struct Features {
+    std::vector<std::vector<float>> stages;
+    std::vector<float> pooled;
+  };
+  Features features(const std::vector<float> &input, int height, int width, const std::vector<int> &stages,
+                    bool pooled = false) {
+    const int batch = batch_of(input, height, width);
+    const std::vector<FeatureShape> shapes = feature_shapes(height, width);
+    Features out;
+    out.stages.resize(shapes.size());
+    std::vector<float *> ptrs(shapes.size(), nullptr);
+    for (int i : stages) {
+      if (i < 0 || i >= static_cast<int>(shapes.size()))
+        throw InputError("stage " + std::to_string(i) + " is not in 0.." + std::to_string(shapes.size() - 1));
+      out.stages[static_cast<size_t>(i)].resize(static_cast<size_t>(batch) * shapes[static_cast<size_t>(i)].floats());
+      ptrs[static_cast<size_t>(i)] = out.stages[static_cast<size_t>(i)].data();
+    }
+    if (pooled) out.pooled.resize(static_cast<size_t>(batch) * pooled_size());
+    check(pola_model_features(handle_, input.data(), batch, height, width, ptrs.data(),
+                              pooled ? out.pooled.data() : nullptr));
+    return out;
+  }
+  // Caller-provided buffers, as pola_model_features.
+  void features(const float *input, int batch, int height, int width, float *const *stage_out, float *pooled) {
+    check(pola_model_features(handle_, input, batch, height, width, stage_out, pooled));
+  }
+  pola_plan_cache_stats plan_cache_stats() {
+    pola_plan_cache_stats s{};
+    check(pola_model_plan_cache_stats(handle_, &s));
+    return s;
+  }
+
   pola_model *get() const { return handle_; }
 
  private:
+  // Images in an NCHW batch of height x width; throws unless a positive whole number.
+  int batch_of(const std::vector<float> &input, int height, int width) const {
+    check_size(height, width);
+    const size_t per_image = static_cast<size_t>(input_shape().channels) * height * width;
+    if (input.empty() || input.size() % per_image != 0)
+      throw InputError("input holds " + std::to_string(input.size()) + " floats, not a positive multiple of " +
+                       std::to_string(per_image) + " (channels x " + std::to_string(height) + " x " +
+                       std::to_string(width) + ")");
+    return static_cast<int>(input.size() / per_image);
+  }
+
   pola_model *handle_ = nullptr;
 };
 
