@@ -129,7 +129,8 @@ TEST_CASE("Swin at another size: stages padded to the stored window, or one rect
   CHECK(g.stages[2].blocks[1].windows == 9);
   CHECK(g.stages[2].blocks[1].shift == 3);
   // 192 x 160: stage 1 (48 x 40) fits one window: a 48 x 40 rectangle, no shift, no padding.
-  const BlockGeometry &fit = model_geometry(c, 192, 160).stages[0].blocks[1];
+  const ModelGeometry small = model_geometry(c, 192, 160);
+  const BlockGeometry &fit = small.stages[0].blocks[1];
   CHECK(fit.window_h == 48);
   CHECK(fit.window_w == 40);
   CHECK(fit.shift == 0);
