@@ -1,6 +1,8 @@
 #include "py_model.h"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 #include "errors.h"
 #include "image_sources.h"
@@ -145,6 +147,28 @@ py::array_t<float> PyModel::preprocess(const py::object &image) {
   return x;
 }
 
+void PyModel::preprocess_parallel(const std::vector<ImageSource> &sources, size_t begin, size_t n, size_t per_image,
+                                  float *x) const {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t workers = std::min(n, static_cast<size_t>(threads_ > 0 ? threads_ : static_cast<int>(cores)));
+  std::vector<std::exception_ptr> errors(n);
+  auto work = [&](size_t first) {
+    for (size_t j = first; j < n; j += workers) {
+      try {
+        preprocess_into(model_.get(), sources[begin + j], x + j * per_image);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto &t : pool) t.join();
+  for (const auto &e : errors) // the first failing image, whatever thread met it
+    if (e) std::rethrow_exception(e);
+}
+
 std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const py::object &images, int top, int batch) {
   if (top < 1) throw_input_error("Model.classify: top must be >= 1, got " + std::to_string(top));
   if (batch < 1 || batch > kMaxRunImages)
@@ -161,7 +185,7 @@ std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const 
     const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
     x.resize(n * per_image);
     logits.resize(n * static_cast<size_t>(classes));
-    for (size_t j = 0; j < n; ++j) preprocess_into(model_.get(), sources[begin + j], x.data() + j * per_image);
+    preprocess_parallel(sources, begin, n, per_image, x.data());
     run_released("Model.classify", x.data(), static_cast<int64_t>(n), logits.data(), static_cast<int64_t>(begin));
     for (size_t j = 0; j < n; ++j) {
       std::vector<std::pair<std::string, float>> ranked;

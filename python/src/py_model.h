@@ -12,6 +12,7 @@
 #include <polaformer/polaformer.hpp>
 
 #include "array_input.h"
+#include "image_sources.h"
 
 namespace polaformer_py {
 
@@ -50,6 +51,11 @@ class PyModel {
   // engine calls of at most kMaxRunImages; `first_image` is the number of
   // input[0] in the caller's batch, for messages.
   void run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image);
+  // Decodes and preprocesses sources [begin, begin + n) into x on the
+  // model's threads, as `pola eval` does: for small models decoding costs as
+  // much as the run. The first failing image's error is raised.
+  void preprocess_parallel(const std::vector<ImageSource> &sources, size_t begin, size_t n, size_t per_image,
+                           float *x) const;
 
   polaformer::Model model_;
   std::string path_;
