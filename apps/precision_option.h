@@ -18,7 +18,7 @@ inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
       .add_option("--precision", out,
                   "Arithmetic of the linear layers and patch embeddings: fp32 (default, exact), bf16 (needs "
                   "AMX-BF16 or AVX512-BF16; fp32 accumulation, norms/softmax/attention stay fp32) or auto (bf16 "
-                  "where native, else fp32; `pola --version` says which)")
+                  "where faster: with AMX-BF16; `pola --version` says which)")
       ->transform(CLI::CheckedTransformer(kNames))
       ->default_str("fp32");
 }

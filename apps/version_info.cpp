@@ -30,6 +30,8 @@ std::string version_text() {
       << (forced && *forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string(" (best this CPU and OS support)"))
       << "\n";
   const PrecisionChoice automatic = resolve_precision(PrecisionRequest::automatic);
+  out << "  bf16      " << kernels::bf16_isa_name(kernels::active_bf16_isa())
+      << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
   out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
   const dnnl_version_t *v = dnnl_version();
   out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";

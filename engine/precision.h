@@ -14,7 +14,7 @@ enum class Precision { fp32, bf16 };
 const char *precision_name(Precision p); // "fp32" / "bf16"
 
 // What the user asks for: fp32 (the default: exact parity), bf16, or auto =
-// bf16 where the CPU has native bf16 matrix instructions, else fp32.
+// bf16 where it is faster than fp32 (AMX-BF16), else fp32.
 enum class PrecisionRequest { fp32, bf16, automatic };
 // "fp32" | "bf16" | "auto"; false for anything else.
 bool precision_request_from_name(const std::string &name, PrecisionRequest &out);
