@@ -15,14 +15,10 @@
 #include "weights/model_summary.h"
 
 using pola::api::guarded_call;
+using pola::api::image_spec_of;
 using pola::api::require;
 
 namespace {
-
-const pola::preprocess::PreprocessSpec &image_spec_of(const pola_model *m) {
-  if (!m->image_spec) throw pola::InputError(m->image_spec_error);
-  return *m->image_spec;
-}
 
 void write_preprocessed(const pola_model *m, const pola::preprocess::ImageU8 &img, float *out) {
   const std::vector<float> x = pola::preprocess::preprocess_image(img, image_spec_of(m));

@@ -9,6 +9,7 @@
 #include "model_handle.h"
 
 using pola::api::guarded_call;
+using pola::api::image_spec_of;
 using pola::api::require;
 
 namespace {
@@ -21,11 +22,6 @@ void check_batch(int batch, const char *fn) {
   if (batch < 1 || batch > kMaxBatch)
     throw pola::InputError(std::string(fn) + ": batch must be in 1.." + std::to_string(kMaxBatch) + ", got " +
                            std::to_string(batch));
-}
-
-const pola::preprocess::PreprocessSpec &image_spec(const pola_model *m) {
-  if (!m->image_spec) throw pola::InputError(m->image_spec_error);
-  return *m->image_spec;
 }
 
 void run_batch(pola_model *m, const float *input, int batch, float *logits) {
@@ -47,7 +43,7 @@ POLA_API pola_status pola_model_run(pola_model *model, const float *input, int b
 POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const char *image_path, float *out) {
   return guarded_call([&] {
     require(model && image_path && out, "pola_model_preprocess_image: model, image_path and out must not be NULL");
-    const std::vector<float> x = pola::preprocess::load_and_preprocess(image_path, image_spec(model));
+    const std::vector<float> x = pola::preprocess::load_and_preprocess(image_path, image_spec_of(model));
     std::copy(x.begin(), x.end(), out);
   });
 }
@@ -57,7 +53,7 @@ POLA_API pola_status pola_model_run_images(pola_model *model, const char *const 
   return guarded_call([&] {
     require(model && image_paths && logits, "pola_model_run_images: model, image_paths and logits must not be NULL");
     check_batch(count, "pola_model_run_images");
-    const auto &spec = image_spec(model);
+    const auto &spec = image_spec_of(model);
     const int64_t per_image = model->model->input_size();
     std::vector<float> batch(static_cast<size_t>(per_image) * static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {

@@ -11,6 +11,7 @@
 
 #include "engine/model.h"
 #include "engine/preprocess/preprocess.h"
+#include "weights/error.h"
 
 struct pola_model {
   std::string path;
@@ -25,3 +26,13 @@ struct pola_model {
   mutable std::string info_json;
   mutable std::once_flag info_once;
 };
+
+namespace pola::api {
+
+// The image preprocessing of `m`, or InputError saying why its metadata cannot drive it.
+inline const preprocess::PreprocessSpec &image_spec_of(const pola_model *m) {
+  if (!m->image_spec) throw InputError(m->image_spec_error);
+  return *m->image_spec;
+}
+
+} // namespace pola::api
