@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,7 @@ struct BenchOptions {
   bool json = false;
   bool small_pages = false;
   bool floor = false, passes = false;
+  std::string precision = "fp32"; // fp32 | bf16 (the products on AMX tiles)
 };
 
 double median_of(std::vector<double> v) {
@@ -105,6 +107,39 @@ double cpu_seconds() {
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
+// The core a --precision runs: the table's fp32 core, or the bf16 one.
+PolaAttnFn pick_core(const std::string &precision, const KernelTable &table) {
+  if (precision == "fp32") return table.pola_attention;
+  if (precision != "bf16") throw pola::InputError("--precision must be fp32 or bf16, not '" + precision + "'");
+  const PolaAttnFn fn = pola_attention_bf16();
+  if (!fn)
+    throw pola::InputError("--precision bf16: the bf16 attention core needs AMX-BF16 (CPU, OS tile state, "
+                           "POLA_ISA not capping it); this machine's bf16 instructions: " +
+                           std::string(bf16_isa_name(active_bf16_isa())));
+  return fn;
+}
+
+// The bf16 core's error against the fp32 core of `table` on the same inputs:
+// ||b - f||_2 / ||f||_2 and max |b - f| / max |f| over every output.
+struct CoreError {
+  double rel_l2 = -1, rel_max = -1;
+};
+CoreError error_against_fp32(const KernelTable &table, PolaAttnArgs a, const float *bf16_out, int64_t elems) {
+  std::vector<float> ref(static_cast<size_t>(elems));
+  a.out = ref.data();
+  table.pola_attention(a);
+  double diff2 = 0, ref2 = 0, diff_max = 0, ref_max = 0;
+#pragma omp parallel for num_threads(a.threads) reduction(+ : diff2, ref2) reduction(max : diff_max, ref_max)
+  for (int64_t i = 0; i < elems; ++i) {
+    const double f = ref[size_t(i)], e = double(bf16_out[i]) - f;
+    diff2 += e * e;
+    ref2 += f * f;
+    diff_max = std::max(diff_max, std::fabs(e));
+    ref_max = std::max(ref_max, std::fabs(f));
+  }
+  return {std::sqrt(diff2 / ref2), diff_max / ref_max};
+}
+
 const KernelTable &pick_table(const std::string &name) {
   if (name.empty()) return active();
   Isa isa;
@@ -150,6 +185,7 @@ void run_bench(const BenchOptions &o) {
   if (o.threads < 0) throw pola::InputError("--threads must be >= 0 (0 = all cores)");
   if (o.warmup < 0) throw pola::InputError("--warmup must be >= 0");
   const KernelTable &table = pick_table(o.isa);
+  const PolaAttnFn core = pick_core(o.precision, table);
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
 
   const int64_t n = o.tokens, width = int64_t(o.heads) * o.head_dim, elems = n * width;
@@ -186,9 +222,9 @@ void run_bench(const BenchOptions &o) {
   a.out = out.get(); a.ld_out = width;
   a.threads = threads;
 
-  for (int w = 0; w < o.warmup; ++w) table.pola_attention(a); // page-in, thread pool start
+  for (int w = 0; w < o.warmup; ++w) core(a); // page-in, thread pool start
   const double cpu0 = cpu_seconds();
-  const std::vector<double> ms = time_runs(0, o.runs, [&] { table.pola_attention(a); });
+  const std::vector<double> ms = time_runs(0, o.runs, [&] { core(a); });
   // CPU time per run across all threads: on a shared machine, wall time / CPU
   // time shows how much of the cores the benchmark actually got.
   const double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / o.runs;
@@ -200,8 +236,8 @@ void run_bench(const BenchOptions &o) {
     PolaAttnArgs key_only = a, query_only = a;
     key_only.n_q = 1;
     query_only.n_k = 1;
-    key_ms = median_of(time_runs(o.warmup, o.runs, [&] { table.pola_attention(key_only); }));
-    query_ms = median_of(time_runs(o.warmup, o.runs, [&] { table.pola_attention(query_only); }));
+    key_ms = median_of(time_runs(o.warmup, o.runs, [&] { core(key_only); }));
+    query_ms = median_of(time_runs(o.warmup, o.runs, [&] { core(query_only); }));
   }
   if (o.floor) {
     volatile float sink = 0.0f;
@@ -209,8 +245,8 @@ void run_bench(const BenchOptions &o) {
       sink = memory_floor(q.get(), k.get(), v.get(), out.get(), n, width, threads);
     }));
     (void)sink;
-    table.pola_attention(a); // out holds the core's answer again (checksum)
   }
+  if (o.passes || o.floor) core(a); // out holds the whole core's answer again (checksum, bf16 error)
   const double d = o.head_dim;
   const double flops = double(n) * o.heads * ((2.0 * d * d + 2 * d) + (2.0 * d * d + 5 * d));
   const double gflops = flops / (median * 1e-3) / 1e9;
@@ -224,26 +260,32 @@ void run_bench(const BenchOptions &o) {
   for (const auto &f : cpu.features) features += (features.empty() ? "" : " ") + f;
   double checksum = 0;
   for (int64_t i = 0; i < elems; i += 997) checksum += out[size_t(i)];
+  // After the RSS reading: the fp32 answer is one more output array.
+  const CoreError err = o.precision == "bf16" ? error_against_fp32(table, a, out.get(), elems) : CoreError{};
 
   if (o.json) {
     std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
                 "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"cpu_ms_per_run\": %.4f, \"gflops\": %.3f, "
                 "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"huge_page_mb\": %.1f, "
-                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"fp32\", "
+                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"%s\", \"rel_err_l2_vs_fp32\": %.3g, \"rel_err_max_vs_fp32\": %.3g, "
                 "\"traffic_gb_per_s\": %.3f, \"key_pass_ms\": %.4f, \"query_pass_ms\": %.4f, \"floor_ms\": %.4f, "
                 "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\"}}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
-                POLA_GIT_COMMIT, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
+                POLA_GIT_COMMIT, o.precision.c_str(), err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
                 cpu.logical_cores, features.c_str());
   } else {
-    std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s threads=%d runs=%d commit=%s\n",
-                (long long)n, o.heads, o.head_dim, isa_name(table.isa), threads, o.runs, POLA_GIT_COMMIT);
+    std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s threads=%d runs=%d commit=%s\n",
+                (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), threads, o.runs,
+                POLA_GIT_COMMIT);
     std::printf("  cpu %s\n", pola::kernels::cpu_summary().c_str());
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
                 sorted.front(), sorted.back(), cpu_ms);
     std::printf("  traffic %.2f GB/s (q, k, v read and out written once: %.2f GB per call)\n",
                 io_gb / (median * 1e-3), io_gb);
+    if (o.precision == "bf16")
+      std::printf("  bf16 products vs the fp32 core: relative error %.3g (L2), %.3g (max |diff| / max |out|)\n",
+                  err.rel_l2, err.rel_max);
     if (o.passes)
       std::printf("  key pass alone %.3f ms, query pass alone %.3f ms\n", key_ms, query_ms);
     if (o.floor)
@@ -272,6 +314,10 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--runs", opts->runs, "Timed runs (median reported)")->capture_default_str();
   c->add_option("--warmup", opts->warmup, "Untimed runs before timing")->capture_default_str();
   c->add_option("--isa", opts->isa, "scalar | avx2 | avx512 (default: the active table)");
+  c->add_option("--precision", opts->precision,
+                 "fp32 | bf16 (the two products in bf16 on AMX tiles, fp32 accumulation; reports the error "
+                 "against the fp32 core)")
+      ->capture_default_str();
   c->add_flag("--json", opts->json, "Print one JSON object");
   c->add_flag("--small-pages", opts->small_pages,
               "Allocate q, k, v, out on the ordinary heap (4 KB pages) instead of 2 MB-aligned huge pages");

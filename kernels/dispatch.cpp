@@ -137,6 +137,11 @@ Bf16Isa active_bf16_isa() { return cap() ? cap()->bf16 : detect_bf16(); }
 
 const char *forced_isa() { return cap() ? cap()->name : nullptr; }
 
+PolaAttnFn pola_attention_bf16() {
+  static const PolaAttnFn fn = active_bf16_isa() == Bf16Isa::amx_bf16 ? isa::amx_pola_attention_bf16() : nullptr;
+  return fn;
+}
+
 bool isa_from_name(const char *name, Isa &isa) {
   for (Isa candidate : {Isa::scalar, Isa::avx2, Isa::avx512})
     if (!std::strcmp(name, isa_name(candidate))) {

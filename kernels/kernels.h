@@ -92,6 +92,17 @@ Bf16Isa active_bf16_isa(); // the same after the POLA_ISA cap
 // nullptr when the best ISA is used; what the oneDNN ISA cap follows.
 const char *forced_isa();
 
+// ---- bf16 polarity core ----
+// pola_attention with its two products (KV = phi_k^T v, q_sim @ M) in bf16
+// with fp32 accumulation on AMX-BF16 tiles; the feature maps, ksum, kmean,
+// denominators and normalisation stay fp32, inputs and outputs are fp32.
+// Same arguments and thread-count determinism as pola_attention; heads wider
+// than 128 channels run the fp32 core. nullptr when AMX-BF16 is not active
+// (the CPU or OS lacks it, POLA_ISA caps it, or Linux refused the tile state):
+// callers then use active().pola_attention.
+using PolaAttnFn = void (*)(const PolaAttnArgs &args);
+PolaAttnFn pola_attention_bf16();
+
 // A specific ISA's table, or nullptr if this machine (CPU + OS) cannot run it.
 const KernelTable *table_for(Isa isa);
 

@@ -8,5 +8,7 @@ namespace pola::kernels::isa {
 
 const KernelTable &avx2_table();
 const KernelTable &avx512_table();
+// The bf16 polarity core on AMX tiles, or nullptr if the OS refused the tile state.
+PolaAttnFn amx_pola_attention_bf16();
 
 } // namespace pola::kernels::isa

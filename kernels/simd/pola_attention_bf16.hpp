@@ -1,0 +1,102 @@
+// The polarity attention core with its two products in bf16 on AMX tiles
+// (fp32 accumulation): KV = phi_k^T v in the key pass, q_sim @ M in the query
+// pass. The feature maps |x|^p, ksum, kmean, the denominators and the
+// normalisation stay fp32, as in the fp32 core (pola_attention.hpp), whose
+// state algebra and chunking this follows: chunks depend only on n_k and are
+// summed in chunk order, so the output is bit-identical for any thread count.
+// Inputs and outputs are fp32; bf16 exists only in per-thread block scratch
+// and in the query state. Error: each operand rounded to 8 significant bits
+// (relative 2^-9), summed in fp32 over 2d products (query) and n_k tokens
+// (key); measured against the fp32 core in bench-attention --precision bf16.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "kernels/scratch.h"
+#include "kernels/simd/pola_attention_common.hpp"
+#include "kernels/simd/pola_bf16_key_pass.hpp"
+#include "kernels/simd/pola_bf16_query_pass.hpp"
+#include "kernels/simd/pola_bf16_tiles.hpp"
+
+namespace pola::kernels::simd::bf16_detail {
+
+// One head's query state from its summed key state, scaled by 1/n:
+// M = [KV1 | swap_rows(KV2)] / n (2d x d) as bf16 VNNI rows (row pairs
+// interleaved, kp/2 rows of 2 np), then kmean = ksum / n in fp32.
+POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const float *kv, float inv_n, float *qs) {
+  const int d = lay.d;
+  uint16_t *mv = reinterpret_cast<uint16_t *>(qs);
+  alignas(64) float rows[2][128]; // two rows of M, 16-column pieces (np <= 128 checked by the caller)
+  for (int64_t r = 0; r < lay.kp; r += 2) {
+    for (int k = 0; k < 2; ++k) {
+      const int64_t row = r + k, sw = (row + d) % (2 * d); // the row q_opp pairs with
+      for (int64_t c = 0; c < lay.np; ++c)
+        rows[k][c] = row >= 2 * d || c >= d ? 0.0f : kv[(c < lay.half ? row : sw) * lay.np + c] * inv_n;
+    }
+    for (int64_t c = 0; c < lay.np; c += 16)
+      store_pair(_mm512_load_ps(rows[0] + c), _mm512_load_ps(rows[1] + c), mv + r / 2 * 2 * lay.np + 2 * c);
+  }
+  float *kmean = qs + lay.kp * lay.np / 2;
+  const float *ksum = kv + lay.kp * lay.np;
+  for (int64_t r = 0; r < lay.kp; ++r) kmean[r] = r < 2 * d ? ksum[r] * inv_n : 0.0f;
+}
+
+// Widest head the bf16 core takes: build_query_state's row buffers.
+constexpr int kMaxHeadDim = 128;
+
+POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
+  using namespace pola_detail;
+  if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
+  const Bf16Layout lay(a.head_dim);
+  const int threads = std::max(1, a.threads);
+
+  const int64_t chunks =
+      a.n_k > 0 ? std::min(kMaxChunks, (a.n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1;
+  const int64_t per_chunk = int64_t(a.heads) * lay.state;
+  const int64_t groups = std::min<int64_t>(a.heads, (4 * threads + chunks - 1) / chunks);
+  const int64_t tasks = chunks * groups;
+  ScratchBuffer states(chunks * per_chunk);
+#pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
+  {
+    configure_tiles();
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t c = task / groups, g = task % groups;
+      key_chunk(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, int(a.heads * g / groups),
+                int(a.heads * (g + 1) / groups), states.data + c * per_chunk);
+    }
+    release_tiles();
+  }
+
+  ScratchBuffer m(int64_t(a.heads) * lay.qstate);
+  const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && a.heads > 1) schedule(static, 1)
+  for (int h = 0; h < a.heads; ++h) {
+    float *acc = states.data + h * lay.state;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float *part = states.data + c * per_chunk + h * lay.state;
+      for (int64_t i = 0; i < lay.state; i += 16)
+        _mm512_store_ps(acc + i, _mm512_add_ps(_mm512_load_ps(acc + i), _mm512_load_ps(part + i)));
+    }
+    build_query_state(lay, acc, inv_n, m.data + h * lay.qstate);
+  }
+
+  const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
+  const bool stream_out = a.head_dim % 16 == 0 && a.ld_out % 16 == 0 &&
+                          reinterpret_cast<uintptr_t>(a.out) % 64 == 0 &&
+                          double(a.n_q) * double(a.ld_out) * sizeof(float) >= kPolaStreamOutBytes;
+#pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
+  {
+    configure_tiles();
+    QueryScratch scratch(lay, a.heads);
+#pragma omp for schedule(dynamic, 4) nowait
+    for (int64_t b = 0; b < blocks; ++b)
+      query_block(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out, scratch);
+    if (stream_out) store_fence();
+    release_tiles();
+  }
+}
+
+} // namespace pola::kernels::simd::bf16_detail

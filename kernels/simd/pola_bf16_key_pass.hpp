@@ -1,0 +1,124 @@
+// Key pass of the bf16 polarity core (pola_attention_bf16.hpp): per chunk of
+// key tokens, KV (2d x d) += phi_k^T v on AMX tiles in bf16 with fp32
+// accumulation, and ksum = sum phi_k in fp32.
+//
+// A tile product reduces over its k dimension, here the tokens, so one operand
+// must be token-minor: phi_k is built channel-major (phiT, 2d rows of a block's
+// tokens) from a 16 x 16 register transpose of the signed magnitudes, and v
+// goes into VNNI rows (token pairs interleaved). Dense: phi_k's zeros are
+// multiplied too (2d rows, not the fp32 core's d), which the tiles' throughput
+// pays for many times over.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "kernels/scratch.h"
+#include "kernels/simd/pola_attention_common.hpp"
+#include "kernels/simd/pola_bf16_tiles.hpp"
+
+namespace pola::kernels::simd::bf16_detail {
+
+constexpr int64_t kKeyBlock = 128; // key tokens per tile pass: 4 k steps of 32
+
+// Loads 16 floats of a row (n <= 16 valid, the rest zero).
+POLA_BF16_TARGET inline __m512 load_part(const float *p, int n) {
+  return n >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p);
+}
+
+// Features of 16 tokens x 16 channels of one head, transposed: phiT rows
+// jc + c (pos) and d + jc + c (neg) get the 16 tokens at column tt; ksacc
+// rows likewise accumulate them in fp32 lanes.
+POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
+                                            int64_t c0, int jc, int nch, uint16_t *phit, int64_t tt,
+                                            float *ksacc) {
+  const int64_t width = int64_t(a.heads) * lay.d;
+  const V isc(load_part(a.inv_scale + c0 + jc, nch)), pw(load_part(a.power + c0 + jc, nch));
+  const __m512 sign = _mm512_set1_ps(-0.0f), zero = _mm512_setzero_ps();
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) {
+    if (i >= ntok) {
+      r[i] = zero;
+      continue;
+    }
+    const int64_t tok = tok0 + i;
+    V u(load_part(a.k + tok * a.ld_k + c0 + jc, nch));
+    if (a.pos_enc) u += V(load_part(a.pos_enc + tok * width + c0 + jc, nch));
+    u *= isc;
+    const V m = abs_pow<A>(u, pw); // 0 on pad lanes
+    r[i] = _mm512_or_ps(m, _mm512_and_ps(u, sign)); // |k'|^p with k''s sign
+  }
+  transpose16(r);
+  for (int c = 0; c < nch; ++c) {
+    const __m512 pos = _mm512_max_ps(r[c], zero), neg = _mm512_max_ps(_mm512_sub_ps(zero, r[c]), zero);
+    const int64_t rp = jc + c, rn = lay.d + jc + c;
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(phit + rp * kKeyBlock + tt), to_bf16x16(pos));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(phit + rn * kKeyBlock + tt), to_bf16x16(neg));
+    _mm512_store_ps(ksacc + rp * 16, _mm512_add_ps(_mm512_load_ps(ksacc + rp * 16), pos));
+    _mm512_store_ps(ksacc + rn * 16, _mm512_add_ps(_mm512_load_ps(ksacc + rn * 16), neg));
+  }
+}
+
+// v rows of tokens tok0 + 2p, tok0 + 2p + 1 (zero past ntok) of one head into VNNI row p.
+POLA_BF16_TARGET inline void value_pairs(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
+                                         int64_t c0, uint16_t *vnni) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int p = 0; 2 * p < 16; ++p) {
+    const int i0 = 2 * p, i1 = 2 * p + 1;
+    const float *v0 = a.v + (tok0 + i0) * a.ld_v + c0, *v1 = a.v + (tok0 + i1) * a.ld_v + c0;
+    uint16_t *dst = vnni + p * 2 * lay.np;
+    for (int jc = 0; jc < lay.d; jc += 16) {
+      const int nch = std::min(16, lay.d - jc);
+      store_pair(i0 < ntok ? load_part(v0 + jc, nch) : zero, i1 < ntok ? load_part(v1 + jc, nch) : zero,
+                 dst + 2 * jc);
+    }
+  }
+}
+
+// Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
+// (lay.state floats each: KV kp x np, then ksum kp).
+POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t t0, int64_t t1,
+                                       int h0, int h1, float *states) {
+  const int d = lay.d, group = h1 - h0;
+  const int64_t width = int64_t(a.heads) * d;
+  const int64_t phit_head = lay.kp * kKeyBlock, vnni_head = kKeyBlock * lay.np, ks_head = lay.kp * 16;
+  ScratchBuffer phit_buf(group * phit_head / 2), vnni_buf(group * vnni_head / 2), ksacc(group * ks_head);
+  uint16_t *phit = reinterpret_cast<uint16_t *>(phit_buf.data);
+  uint16_t *vnni = reinterpret_cast<uint16_t *>(vnni_buf.data);
+  for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
+    const int64_t tb = std::min(kKeyBlock, t1 - b0);
+    for (int64_t tt = 0; tt < kKeyBlock; tt += 16) {
+      const int ntok = int(std::clamp<int64_t>(tb - tt, 0, 16));
+      const int64_t next = b0 + tt + 16;
+      for (int64_t i = 0; i < 16 && next + i < t1; ++i) {
+        const int64_t c0 = int64_t(h0) * d, n = int64_t(group) * d;
+        pola_detail::prefetch_floats(a.k + (next + i) * a.ld_k + c0, n);
+        pola_detail::prefetch_floats(a.v + (next + i) * a.ld_v + c0, n);
+        if (a.pos_enc) pola_detail::prefetch_floats(a.pos_enc + (next + i) * width + c0, n);
+      }
+      for (int g = 0; g < group; ++g) {
+        const int64_t c0 = int64_t(h0 + g) * d;
+        for (int jc = 0; jc < d; jc += 16)
+          key_features16(a, lay, b0 + tt, ntok, c0, jc, std::min(16, d - jc), phit + g * phit_head, tt,
+                         ksacc.data + g * ks_head);
+        value_pairs(a, lay, b0 + tt, ntok, c0, vnni + g * vnni_head + tt / 2 * 2 * lay.np);
+      }
+    }
+    memory_barrier();
+    const int ksteps = int((tb + 31) / 32);
+    for (int g = 0; g < group; ++g) {
+      float *kv = states + (h0 + g) * lay.state;
+      for (int64_t r = 0; r < lay.kp; r += 32)
+        for (int64_t c = 0; c < lay.np; c += 32)
+          gemm_32x32(phit + g * phit_head + r * kKeyBlock, kKeyBlock * 2, vnni + g * vnni_head + c * 2,
+                     lay.np * 4, ksteps, kv + r * lay.np + c, lay.np * 4, false);
+    }
+  }
+  for (int g = 0; g < group; ++g) {
+    float *ksum = states + (h0 + g) * lay.state + lay.kp * lay.np;
+    for (int64_t r = 0; r < 2 * d; ++r) ksum[r] += _mm512_reduce_add_ps(_mm512_load_ps(ksacc.data + g * ks_head + r * 16));
+  }
+}
+
+} // namespace pola::kernels::simd::bf16_detail

@@ -1,0 +1,90 @@
+// Query pass of the bf16 polarity core (pola_attention_bf16.hpp): per block
+// of query tokens, the features q_sim = [pos(q')^p, neg(q')^p] as bf16 rows,
+// q_sim @ M on AMX tiles (M in bf16 VNNI rows, fp32 accumulation), then the
+// fp32 denominators (computed with the features, as in the fp32 core) and the
+// normalisation.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "kernels/scratch.h"
+#include "kernels/simd/pola_attention_common.hpp"
+#include "kernels/simd/pola_bf16_key_pass.hpp"
+#include "kernels/simd/pola_bf16_tiles.hpp"
+
+namespace pola::kernels::simd::bf16_detail {
+
+constexpr int64_t kQueryBlock = 64; // query tokens per block: 4 tile rows of 16
+
+// Per-thread scratch of query_block, allocated once per call and thread.
+struct QueryScratch {
+  ScratchBuffer phiq, ob, den;
+  QueryScratch(const Bf16Layout &lay, int heads)
+      : phiq(heads * kQueryBlock * lay.kp / 2), ob(heads * kQueryBlock * lay.np), den(heads * kQueryBlock * 2) {}
+};
+
+POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout &lay, const float *states_m,
+                                         int64_t t0, int64_t t1, bool stream_out, QueryScratch &s) {
+  const int d = lay.d, half = lay.half, heads = a.heads;
+  const int64_t tb = t1 - t0, phiq_head = kQueryBlock * lay.kp, ob_head = kQueryBlock * lay.np;
+  uint16_t *phiq = reinterpret_cast<uint16_t *>(s.phiq.data);
+  const V zero(0.0f);
+  for (int64_t t = 0; t < tb; ++t) {
+    if (t0 + t + pola_detail::kPrefetchTokens < a.n_q)
+      pola_detail::prefetch_floats(a.q + (t0 + t + pola_detail::kPrefetchTokens) * a.ld_q, int64_t(heads) * d);
+    for (int h = 0; h < heads; ++h) {
+      const int64_t c0 = int64_t(h) * d;
+      const float *q = a.q + (t0 + t) * a.ld_q + c0;
+      const float *kmean = states_m + h * lay.qstate + lay.kp * lay.np / 2;
+      uint16_t *row = phiq + h * phiq_head + t * lay.kp;
+      V den_sim(0.0f), den_opp(0.0f);
+      for (int j = 0; j < d; j += 16) {
+        const int n = std::min(16, d - j);
+        const __mmask16 lanes = __mmask16((1u << n) - 1);
+        const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
+        const V m = abs_pow<A>(u, V(load_part(a.power + c0 + j, n))); // 0 on pad lanes
+        const auto neg_u = u < zero;
+        const V pos = xsimd::select(neg_u, zero, m), neg = xsimd::select(neg_u, m, zero);
+        _mm256_mask_storeu_epi16(row + j, lanes, to_bf16x16(pos));
+        _mm256_mask_storeu_epi16(row + d + j, lanes, to_bf16x16(neg));
+        const V km_pos(load_part(kmean + j, n)), km_neg(load_part(kmean + d + j, n));
+        den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
+        den_opp = xsimd::fma(m, xsimd::select(neg_u, km_pos, km_neg), den_opp);
+      }
+      s.den.data[(h * kQueryBlock + t) * 2] = xsimd::hadd(den_sim);
+      s.den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
+    }
+  }
+  memory_barrier();
+  // Rows past tb hold an earlier block's (finite) features; their outputs are not read.
+  for (int h = 0; h < heads; ++h) {
+    const uint16_t *mv = reinterpret_cast<const uint16_t *>(states_m + h * lay.qstate);
+    for (int64_t r = 0; r < tb; r += 32)
+      for (int64_t c = 0; c < lay.np; c += 32)
+        gemm_32x32(phiq + h * phiq_head + r * lay.kp, lay.kp * 2, mv + c * 2, lay.np * 4, int(lay.kp / 32),
+                   s.ob.data + h * ob_head + r * lay.np + c, lay.np * 4, true);
+  }
+  memory_barrier();
+  alignas(64) static constexpr float kLaneIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const V lanes = V::load_aligned(kLaneIndex);
+  for (int64_t t = 0; t < tb; ++t) {
+    for (int h = 0; h < heads; ++h) {
+      const float *o = s.ob.data + h * ob_head + t * lay.np;
+      const float *dn = s.den.data + (h * kQueryBlock + t) * 2;
+      const V f_sim(1.0f / (dn[0] + pola_detail::kDenominatorEps)),
+          f_opp(1.0f / (dn[1] + pola_detail::kDenominatorEps));
+      float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
+      for (int c = 0; c < d; c += 16) {
+        const V f = xsimd::select(lanes < V(float(half - c)), f_sim, f_opp);
+        if (stream_out)
+          store_stream<A>(dst + c, V::load_aligned(o + c) * f);
+        else
+          store_first<A>(dst + c, V::load_aligned(o + c) * f, d - c);
+      }
+    }
+  }
+}
+
+} // namespace pola::kernels::simd::bf16_detail

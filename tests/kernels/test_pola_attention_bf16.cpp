@@ -1,0 +1,110 @@
+// The bf16 polarity core (pola_attention_bf16: products on AMX tiles) against
+// the fp32 scalar reference, on shapes with ragged token blocks and head
+// widths that are not multiples of the tile width. The bound: relative L2
+// error per head <= 1e-2 (the accuracy goal for bf16), max element
+// error <= 4e-2 of the head's largest output. Runs only where AMX-BF16 is
+// active; elsewhere each case says so and checks nothing.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "helpers.h"
+#include "kernels/kernels.h"
+
+using namespace pola::kernels;
+using pola::test::Strided;
+
+namespace {
+
+struct Bf16Problem {
+  int64_t n_q, n_k;
+  int heads, d;
+  Strided q, k, v;
+  std::vector<float> pos_enc, inv_scale, power;
+  Bf16Problem(int64_t nq, int64_t nk, int h, int dd, uint64_t seed)
+      : n_q(nq), n_k(nk), heads(h), d(dd), q(nq, int64_t(h) * dd, 3), k(nk, int64_t(h) * dd, 5),
+        v(nk, int64_t(h) * dd, 1), pos_enc(size_t(nk * h * dd)), inv_scale(size_t(h * dd)), power(size_t(h * dd)) {
+    std::mt19937_64 rng(seed);
+    pola::test::fill(q, rng, -2.0f, 2.0f, 0.02);
+    pola::test::fill(k, rng, -2.0f, 2.0f, 0.02);
+    pola::test::fill(v, rng, -1.5f, 1.5f, 0.02);
+    std::uniform_real_distribution<float> pe(-0.5f, 0.5f), sc(0.5f, 2.0f), pw(1.0f, 5.0f);
+    for (float &x : pos_enc) x = pe(rng);
+    for (float &x : inv_scale) x = sc(rng);
+    for (float &x : power) x = pw(rng);
+  }
+  // out has NaN gaps between rows: a write past a row's width shows.
+  PolaAttnArgs args(Strided &out, int threads) const {
+    PolaAttnArgs a;
+    a.n_q = n_q; a.n_k = n_k; a.heads = heads; a.head_dim = d;
+    a.q = q.data.data(); a.ld_q = q.ld;
+    a.k = k.data.data(); a.ld_k = k.ld;
+    a.v = v.data.data(); a.ld_v = v.ld;
+    a.pos_enc = pos_enc.data(); a.inv_scale = inv_scale.data(); a.power = power.data();
+    a.out = out.data.data(); a.ld_out = out.ld; a.threads = threads;
+    return a;
+  }
+};
+
+bool have_bf16_core() {
+  if (pola_attention_bf16()) return true;
+  MESSAGE("SKIPPED: the bf16 attention core needs AMX-BF16 (this CPU/OS/POLA_ISA has " << bf16_isa_name(active_bf16_isa())
+          << "); nothing checked");
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragged shapes") {
+  if (!have_bf16_core()) return;
+  const KernelTable &ref = *table_for(Isa::scalar);
+  struct Shape { int64_t n_q, n_k; int heads, d; };
+  // Token counts off every block size (16, 32, 64, 128), chunk counts from 1
+  // to several, head widths 2..128 including ones that pad the tiles.
+  const Shape shapes[] = {{1, 1, 1, 64},   {37, 301, 2, 64}, {130, 1000, 3, 32}, {77, 513, 2, 24},
+                          {65, 4097, 1, 128}, {200, 700, 2, 40}, {50, 90, 4, 2},  {129, 129, 8, 64}};
+  uint64_t seed = pola::test::base_seed();
+  for (const Shape &s : shapes) {
+    const Bf16Problem p(s.n_q, s.n_k, s.heads, s.d, ++seed);
+    Strided want(s.n_q, int64_t(s.heads) * s.d, 2), got(s.n_q, int64_t(s.heads) * s.d, 2);
+    ref.pola_attention(p.args(want, 2));
+    pola_attention_bf16()(p.args(got, 2));
+    for (int h = 0; h < s.heads; ++h) {
+      double diff2 = 0, ref2 = 0, diff_max = 0, ref_max = 0;
+      bool finite = true;
+      for (int64_t t = 0; t < s.n_q; ++t)
+        for (int c = h * s.d; c < (h + 1) * s.d; ++c) {
+          const double f = want.at(t, c), e = double(got.at(t, c)) - f;
+          finite = finite && std::isfinite(got.at(t, c));
+          diff2 += e * e;
+          ref2 += f * f;
+          diff_max = std::max(diff_max, std::fabs(e));
+          ref_max = std::max(ref_max, std::fabs(f));
+        }
+      INFO("n_q=" << s.n_q << " n_k=" << s.n_k << " heads=" << s.heads << " d=" << s.d << " head " << h
+                  << " seed " << seed);
+      REQUIRE(finite);
+      CHECK(std::sqrt(diff2 / ref2) <= 1e-2);
+      CHECK(diff_max <= 4e-2 * ref_max);
+    }
+    for (int64_t t = 0; t < s.n_q; ++t) // the gaps between output rows stay untouched
+      for (int64_t c = got.cols; c < got.ld; ++c) CHECK(std::isnan(got.at(t, c)));
+  }
+}
+
+TEST_CASE("pola_attention_bf16 is bit-identical for 1, 2 and 3 threads") {
+  if (!have_bf16_core()) return;
+  const Bf16Problem p(300, 2500, 3, 64, pola::test::base_seed() + 100);
+  Strided one(300, 3 * 64, 2), two(300, 3 * 64, 2), three(300, 3 * 64, 2);
+  pola_attention_bf16()(p.args(one, 1));
+  pola_attention_bf16()(p.args(two, 2));
+  pola_attention_bf16()(p.args(three, 3));
+  for (int64_t t = 0; t < 300; ++t)
+    for (int64_t c = 0; c < 3 * 64; ++c) {
+      REQUIRE(one.at(t, c) == two.at(t, c));
+      REQUIRE(one.at(t, c) == three.at(t, c));
+    }
+}
