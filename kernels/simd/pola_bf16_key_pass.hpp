@@ -27,36 +27,54 @@ POLA_BF16_TARGET inline __m512 load_part(const float *p, int n) {
   return n >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), p);
 }
 
+// How far ahead (tokens) the key pass prefetches k, v and pos_enc: each
+// 16 x 16 feature tile fetches its own lines of the rows that far on, so the
+// prefetches are spread over the arithmetic (a burst of a whole block's rows
+// stalls on the line fill buffers).
+constexpr int64_t kKeyPrefetchTokens = 32;
+
 // Features of 16 tokens x 16 channels of one head, transposed: phiT rows
-// jc + c (pos) and d + jc + c (neg) get the 16 tokens at column tt; ksacc
-// rows likewise accumulate them in fp32 lanes.
+// jc + c (pos) and d + jc + c (neg) get the 16 tokens at column tt;
+// ksum (pos at [0, d), neg at [d, 2d)) accumulates them in fp32, token-major
+// before the transpose (lanes are channels there). Prefetches the same lines of
+// k, v, pos_enc kKeyPrefetchTokens on (below t_end).
 POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
-                                            int64_t c0, int jc, int nch, uint16_t *phit, int64_t tt,
-                                            float *ksacc) {
+                                            int64_t t_end, int64_t c0, int jc, int nch, uint16_t *phit,
+                                            int64_t tt, float *ksum) {
   const int64_t width = int64_t(a.heads) * lay.d;
   const V isc(load_part(a.inv_scale + c0 + jc, nch)), pw(load_part(a.power + c0 + jc, nch));
   const __m512 sign = _mm512_set1_ps(-0.0f), zero = _mm512_setzero_ps();
-  __m512 r[16];
+  __m512 r[16], ks_pos = zero, ks_neg = zero;
   for (int i = 0; i < 16; ++i) {
     if (i >= ntok) {
       r[i] = zero;
       continue;
     }
-    const int64_t tok = tok0 + i;
+    const int64_t tok = tok0 + i, ahead = tok + kKeyPrefetchTokens;
+    if (ahead < t_end) {
+      _mm_prefetch(reinterpret_cast<const char *>(a.k + ahead * a.ld_k + c0 + jc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char *>(a.v + ahead * a.ld_v + c0 + jc), _MM_HINT_T0);
+      if (a.pos_enc) _mm_prefetch(reinterpret_cast<const char *>(a.pos_enc + ahead * width + c0 + jc), _MM_HINT_T0);
+    }
     V u(load_part(a.k + tok * a.ld_k + c0 + jc, nch));
     if (a.pos_enc) u += V(load_part(a.pos_enc + tok * width + c0 + jc, nch));
     u *= isc;
     const V m = abs_pow<A>(u, pw); // 0 on pad lanes
     r[i] = _mm512_or_ps(m, _mm512_and_ps(u, sign)); // |k'|^p with k''s sign
+    const __mmask16 neg = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ); // a -0 or a pad lane has m = 0
+    ks_pos = _mm512_mask_add_ps(ks_pos, __mmask16(~neg), ks_pos, m);
+    ks_neg = _mm512_mask_add_ps(ks_neg, neg, ks_neg, m);
   }
+  const __mmask16 lanes = __mmask16((1u << nch) - 1);
+  _mm512_mask_storeu_ps(ksum + jc, lanes, _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, ksum + jc), ks_pos));
+  _mm512_mask_storeu_ps(ksum + lay.d + jc, lanes,
+                        _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, ksum + lay.d + jc), ks_neg));
   transpose16(r);
   for (int c = 0; c < nch; ++c) {
     const __m512 pos = _mm512_max_ps(r[c], zero), neg = _mm512_max_ps(_mm512_sub_ps(zero, r[c]), zero);
     const int64_t rp = jc + c, rn = lay.d + jc + c;
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(phit + rp * kKeyBlock + tt), to_bf16x16(pos));
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(phit + rn * kKeyBlock + tt), to_bf16x16(neg));
-    _mm512_store_ps(ksacc + rp * 16, _mm512_add_ps(_mm512_load_ps(ksacc + rp * 16), pos));
-    _mm512_store_ps(ksacc + rn * 16, _mm512_add_ps(_mm512_load_ps(ksacc + rn * 16), neg));
   }
 }
 
@@ -81,27 +99,19 @@ POLA_BF16_TARGET inline void value_pairs(const PolaAttnArgs &a, const Bf16Layout
 POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t t0, int64_t t1,
                                        int h0, int h1, float *states) {
   const int d = lay.d, group = h1 - h0;
-  const int64_t width = int64_t(a.heads) * d;
-  const int64_t phit_head = lay.kp * kKeyBlock, vnni_head = kKeyBlock * lay.np, ks_head = lay.kp * 16;
-  ScratchBuffer phit_buf(group * phit_head / 2), vnni_buf(group * vnni_head / 2), ksacc(group * ks_head);
+  const int64_t phit_head = lay.kp * kKeyBlock, vnni_head = kKeyBlock * lay.np;
+  ScratchBuffer phit_buf(group * phit_head / 2), vnni_buf(group * vnni_head / 2);
   uint16_t *phit = reinterpret_cast<uint16_t *>(phit_buf.data);
   uint16_t *vnni = reinterpret_cast<uint16_t *>(vnni_buf.data);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
     for (int64_t tt = 0; tt < kKeyBlock; tt += 16) {
       const int ntok = int(std::clamp<int64_t>(tb - tt, 0, 16));
-      const int64_t next = b0 + tt + 16;
-      for (int64_t i = 0; i < 16 && next + i < t1; ++i) {
-        const int64_t c0 = int64_t(h0) * d, n = int64_t(group) * d;
-        pola_detail::prefetch_floats(a.k + (next + i) * a.ld_k + c0, n);
-        pola_detail::prefetch_floats(a.v + (next + i) * a.ld_v + c0, n);
-        if (a.pos_enc) pola_detail::prefetch_floats(a.pos_enc + (next + i) * width + c0, n);
-      }
       for (int g = 0; g < group; ++g) {
         const int64_t c0 = int64_t(h0 + g) * d;
         for (int jc = 0; jc < d; jc += 16)
-          key_features16(a, lay, b0 + tt, ntok, c0, jc, std::min(16, d - jc), phit + g * phit_head, tt,
-                         ksacc.data + g * ks_head);
+          key_features16(a, lay, b0 + tt, ntok, t1, c0, jc, std::min(16, d - jc), phit + g * phit_head, tt,
+                         states + (h0 + g) * lay.state + lay.kp * lay.np);
         value_pairs(a, lay, b0 + tt, ntok, c0, vnni + g * vnni_head + tt / 2 * 2 * lay.np);
       }
     }
@@ -114,10 +124,6 @@ POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &
           gemm_32x32(phit + g * phit_head + r * kKeyBlock, kKeyBlock * 2, vnni + g * vnni_head + c * 2,
                      lay.np * 4, ksteps, kv + r * lay.np + c, lay.np * 4, false);
     }
-  }
-  for (int g = 0; g < group; ++g) {
-    float *ksum = states + (h0 + g) * lay.state + lay.kp * lay.np;
-    for (int64_t r = 0; r < 2 * d; ++r) ksum[r] += _mm512_reduce_add_ps(_mm512_load_ps(ksacc.data + g * ks_head + r * 16));
   }
 }
 

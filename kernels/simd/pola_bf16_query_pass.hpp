@@ -32,8 +32,7 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
   uint16_t *phiq = reinterpret_cast<uint16_t *>(s.phiq.data);
   const V zero(0.0f);
   for (int64_t t = 0; t < tb; ++t) {
-    if (t0 + t + pola_detail::kPrefetchTokens < a.n_q)
-      pola_detail::prefetch_floats(a.q + (t0 + t + pola_detail::kPrefetchTokens) * a.ld_q, int64_t(heads) * d);
+    const bool fetch = t0 + t + pola_detail::kPrefetchTokens < a.n_q;
     for (int h = 0; h < heads; ++h) {
       const int64_t c0 = int64_t(h) * d;
       const float *q = a.q + (t0 + t) * a.ld_q + c0;
@@ -42,6 +41,8 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
       V den_sim(0.0f), den_opp(0.0f);
       for (int j = 0; j < d; j += 16) {
         const int n = std::min(16, d - j);
+        // One line of the row kPrefetchTokens on per 16 channels: spread over the arithmetic.
+        if (fetch) _mm_prefetch(reinterpret_cast<const char *>(q + pola_detail::kPrefetchTokens * a.ld_q + j), _MM_HINT_T1);
         const __mmask16 lanes = __mmask16((1u << n) - 1);
         const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
         const V m = abs_pow<A>(u, V(load_part(a.power + c0 + j, n))); // 0 on pad lanes
