@@ -52,6 +52,7 @@ std::unique_ptr<Plan> Model::build(const PlanKey &key) {
   plan->stream = dnnl::stream(cpu_engine());
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   ctx.precisions.gemm = ctx.precisions.embed = precision_.precision;
+  ctx.precisions.attention = precision_.precision;
   if (cfg_.family == Family::pvt) models::build_pvt(ctx);
   else models::build_swin(ctx);
   // Activation sizes come from the file's config, not from its tensors (Swin

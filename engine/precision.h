@@ -1,8 +1,8 @@
 // The arithmetic precision of one op (a field of each graph node, chosen per
 // op kind when a plan is built), and how a user's `--precision` request
-// becomes one. Only the GEMMs (linear layers, patch embeddings) run in bf16;
-// LayerNorm, softmax, GELU, the polarity feature maps, normalisers and
-// residual sums stay fp32. int8 would be a third value, chosen per op the
+// becomes one. Only the GEMMs (linear layers, patch embeddings) and the two
+// products of the polarity attention core run in bf16; LayerNorm, softmax,
+// GELU, the polarity feature maps, normalisers and residual sums stay fp32. int8 would be a third value, chosen per op the
 // same way.
 #pragma once
 
@@ -32,6 +32,10 @@ PrecisionChoice resolve_precision(PrecisionRequest request);
 struct OpPrecisions {
   Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
   Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
+  // The polarity attention core's two products (phi_k^T v, q_sim @ M): bf16
+  // on AMX tiles where kernels::pola_attention_bf16() exists, else fp32; its
+  // feature maps and normalisers stay fp32 either way.
+  Precision attention = Precision::fp32;
 };
 
 } // namespace pola

@@ -3,7 +3,8 @@
 
 Compares, in one run and at the same thread count:
   * our kernel (`pola bench-attention`, or the standalone pola_bench_attention
-    binary) for every ISA this machine has (avx512, avx2, scalar);
+    binary) for every ISA this machine has (avx512, avx2, scalar), and the
+    bf16 core (`--precision bf16`, products on AMX tiles) where it runs;
   * the PolaFormer reference formula written in PyTorch (SPEC section 3,
     exactly as the released model code computes it: phi maps materialised,
     q_sim / q_opp concatenated, KV = (phi_k^T n^-1/2) @ (v n^-1/2));
@@ -15,7 +16,10 @@ Every PyTorch measurement runs in its own subprocess, so its peak RSS
 that measurement alone. Sizes whose memory estimate exceeds the budget are
 skipped and marked as such in the table.
 
-Writes results.csv, results.md and scaling.png to --out-dir.
+Writes <cpu>-<date>.csv and .md to --out-dir (one pair per machine and day:
+every row names the CPU, its ISA table and the precision), then draws
+scaling.png from every such CSV there, one series per CPU, implementation
+and precision, so machines compare on one plot.
 Runs under Debian's /usr/bin/python3 (python3-torch, python3-matplotlib).
 """
 import argparse
@@ -124,9 +128,10 @@ def estimate_bytes(kind, n, heads, d):
     raise ValueError(kind)
 
 
-def run_ours(binary, n, heads, d, threads, isa, runs, warmup):
+def run_ours(binary, n, heads, d, threads, isa, runs, warmup, precision="fp32"):
     cmd = [binary, "bench-attention", "--tokens", str(n), "--heads", str(heads), "--head-dim", str(d),
-           "--threads", str(threads), "--isa", isa, "--runs", str(runs), "--warmup", str(warmup), "--json"]
+           "--threads", str(threads), "--isa", isa, "--runs", str(runs), "--warmup", str(warmup), "--json",
+           "--precision", precision]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -148,6 +153,29 @@ def supported_isas(binary):
         else:
             print(f"[scaling] skipping isa {isa}: {r.stderr.strip()}", flush=True)
     return isas
+
+
+def bf16_core_runs(binary):
+    """Whether this machine runs the bf16 core (AMX-BF16); says why not otherwise."""
+    r = subprocess.run([binary, "bench-attention", "--tokens", "1", "--runs", "1", "--json", "--precision", "bf16"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"[scaling] skipping the bf16 core: {r.stderr.strip()}", flush=True)
+    return r.returncode == 0
+
+
+def machine(binary):
+    """The CPU as bench-attention reports it: model, cores, ISA table."""
+    r = subprocess.run([binary, "bench-attention", "--tokens", "1", "--runs", "1", "--json"],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])["cpu"]
+
+
+def cpu_label(cpu):
+    """A short series name: the model, plus AMX where the CPU has it (Intel's VMs say only 'Xeon')."""
+    name = cpu["model"].replace("(R)", "").replace("(TM)", "").replace(" Processor", "").replace(" CPU", "")
+    name = " ".join(name.split())
+    return name + (" (AMX)" if "amx_bf16" in cpu["isa"].split() else "")
 
 
 def main():
@@ -177,16 +205,22 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",")]
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
     isas = supported_isas(binary)
+    cpu = machine(binary)
+    label = cpu_label(cpu)
+    bf16 = "avx512" in isas and bf16_core_runs(binary)
     budget = min(args.budget_gb * GIB, 0.8 * mem_available_bytes())
     print(f"[scaling] binary={binary} threads={args.threads} isas={isas} budget={budget / GIB:.1f} GiB", flush=True)
 
     rows = []
     for heads, d in configs:
         for n in sizes:
-            impls = [("ours", isa) for isa in isas] + [("torch_ref", "-"), ("torch_softmax", "-")]
+            impls = [("ours", isa) for isa in isas] + ([("ours", "bf16")] if bf16 else []) + \
+                [("torch_ref", "-"), ("torch_softmax", "-")]
             for kind, isa in impls:
                 est = estimate_bytes("ours" if kind == "ours" else kind, n, heads, d)
-                row = {"impl": kind if kind != "ours" else f"ours_{isa}", "heads": heads, "head_dim": d,
+                row = {"cpu": label, "cpu_isa": cpu["isa"], "cores": cpu["cores"],
+                       "precision": "bf16" if isa == "bf16" else "fp32",
+                       "impl": kind if kind != "ours" else f"ours_{isa}", "heads": heads, "head_dim": d,
                        "tokens": n, "threads": args.threads, "median_ms": "", "min_ms": "",
                        "peak_rss_mb": "", "qkvo_mb": qkvo_bytes(n, heads, d) / 2 ** 20,
                        "est_gb": est / GIB, "status": "ok"}
@@ -200,9 +234,13 @@ def main():
                     try:
                         if kind == "ours":
                             slow = isa == "scalar" and big
-                            r = run_ours(binary, n, heads, d, args.threads, isa,
-                                         runs=1 if slow else (3 if big else 5), warmup=0 if slow else 1)
+                            r = run_ours(binary, n, heads, d, args.threads, "avx512" if isa == "bf16" else isa,
+                                         runs=1 if slow else (3 if big else 5), warmup=0 if slow else 1,
+                                         precision="bf16" if isa == "bf16" else "fp32")
                             row["cpu_ms_per_run"] = r.get("cpu_ms_per_run", "")
+                            if isa == "bf16":
+                                row["rel_err_l2_vs_fp32"] = r.get("rel_err_l2_vs_fp32", "")
+                                row["rel_err_max_vs_fp32"] = r.get("rel_err_max_vs_fp32", "")
                         else:
                             r = run_torch(kind, n, heads, d, args.threads, runs=1 if big else 3)
                         row.update(median_ms=r["median_ms"], min_ms=r["min_ms"], peak_rss_mb=r["peak_rss_mb"])
@@ -214,13 +252,18 @@ def main():
                       f"rss {row['peak_rss_mb'] if row['peak_rss_mb'] == '' else round(row['peak_rss_mb'])} MB "
                       f"[{row['status']}]", flush=True)
 
-    write_outputs(rows, args, binary)
+    write_outputs(rows, args, binary, cpu, label)
 
 
-def write_outputs(rows, args, binary):
-    fields = ["impl", "heads", "head_dim", "tokens", "threads", "median_ms", "min_ms", "cpu_ms_per_run",
-              "peak_rss_mb", "qkvo_mb", "est_gb", "status"]
-    with open(os.path.join(args.out_dir, "results.csv"), "w", newline="") as f:
+FIELDS = ["cpu", "cpu_isa", "cores", "precision", "impl", "heads", "head_dim", "tokens", "threads", "median_ms",
+          "min_ms", "cpu_ms_per_run", "peak_rss_mb", "qkvo_mb", "est_gb", "rel_err_l2_vs_fp32",
+          "rel_err_max_vs_fp32", "status"]
+
+
+def write_outputs(rows, args, binary, cpu, label):
+    fields = FIELDS
+    stem = "-".join(label.lower().replace("(", "").replace(")", "").split()) + time.strftime("-%Y-%m-%d")
+    with open(os.path.join(args.out_dir, stem + ".csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for r in rows:
@@ -238,6 +281,8 @@ def write_outputs(rows, args, binary):
     lines = [
         "# Polarity attention scaling study",
         "",
+        f"CPU: {cpu['model']} ({label}), {cpu['cores']} cores, ISA: {cpu['isa']}.",
+        "",
         f"Commit {commit}; {args.threads} threads for every implementation; binary `{os.path.basename(binary)}`; "
         f"load average at the end {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} on {os.cpu_count()} CPUs "
         "(a shared machine: wall times include time lost to other jobs).",
@@ -247,8 +292,12 @@ def write_outputs(rows, args, binary):
         "2 MB-aligned huge-page arrays (bench-attention's default, as `pola_alloc_floats` gives); "
         "PyTorch allocates its own tensors.",
         "",
-        "| impl | heads | d | N | median ms | peak RSS MB | RSS / qkvo | speed-up of ours_best | status |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "`ours_bf16` is the bf16 core (products on AMX tiles, fp32 features and normalisers); "
+        "`bf16 err` is its relative L2 error against the fp32 core on the same inputs.",
+        "",
+        "| impl | precision | heads | d | N | median ms | CPU ms / run | peak RSS MB | RSS / qkvo | "
+        "speed-up of ours_best | bf16 err | status |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ms = r["median_ms"]
@@ -263,42 +312,76 @@ def write_outputs(rows, args, binary):
         ms_s = "" if ms == "" else f"{ms:.2f}"
         rss_s = "" if rss == "" else f"{rss:.0f}"
         ratio_s = "" if rss == "" else f"{rss / r['qkvo_mb']:.2f}"
-        lines.append(f"| {r['impl']} | {r['heads']} | {r['head_dim']} | {r['tokens']} | {ms_s} | {rss_s} | "
-                     f"{ratio_s} | {sp} | {r['status']} |")
-    with open(os.path.join(args.out_dir, "results.md"), "w") as f:
+        cpu_ms = r.get("cpu_ms_per_run", "")
+        cpu_s = "" if cpu_ms in ("", None) else f"{cpu_ms:.1f}"
+        err = r.get("rel_err_l2_vs_fp32", "")
+        err_s = "" if err in ("", None) else f"{err:.2g}"
+        lines.append(f"| {r['impl']} | {r['precision']} | {r['heads']} | {r['head_dim']} | {r['tokens']} | {ms_s} | "
+                     f"{cpu_s} | {rss_s} | {ratio_s} | {sp} | {err_s} | {r['status']} |")
+    with open(os.path.join(args.out_dir, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    plot(rows, args.out_dir)
-    print(f"[scaling] wrote {args.out_dir}/results.csv, results.md, scaling.png", flush=True)
+    plot(args.out_dir)
+    print(f"[scaling] wrote {args.out_dir}/{stem}.csv, {stem}.md, scaling.png", flush=True)
 
 
-def plot(rows, out_dir):
+def load_all(out_dir):
+    """Every per-machine CSV in out_dir (rows with a cpu column), numbers parsed."""
+    rows = []
+    for name in sorted(os.listdir(out_dir)):
+        if not name.endswith(".csv"):
+            continue
+        with open(os.path.join(out_dir, name), newline="") as f:
+            for r in csv.DictReader(f):
+                if not r.get("cpu"):
+                    continue
+                for key in ("heads", "head_dim", "tokens"):
+                    r[key] = int(r[key])
+                for key in ("median_ms", "peak_rss_mb"):
+                    r[key] = float(r[key]) if r.get(key) else ""
+                rows.append(r)
+    return rows
+
+
+def plot(out_dir):
+    """Time per call for each heads x d config and peak RSS (8 x 64): one series per CPU,
+    implementation and precision (colour: implementation; line style and marker: CPU)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5))
+    rows = load_all(out_dir)
     configs = sorted({(r["heads"], r["head_dim"]) for r in rows})
+    cpus = sorted({r["cpu"] for r in rows})
     impls = sorted({r["impl"] for r in rows})
-    styles = ["-", "--", ":", "-."]
-    for ci, (h, d) in enumerate(configs):
+    fig, axes = plt.subplots(1, len(configs) + 1, figsize=(7 * (len(configs) + 1), 6))
+    colours = {impl: plt.cm.tab10(i % 10) for i, impl in enumerate(impls)}
+    styles, markers = ["-", "--", ":", "-."], ["o", "s", "^", "D"]
+    for ci, cpu in enumerate(cpus):
         for impl in impls:
-            pts = [(r["tokens"], r["median_ms"], r["peak_rss_mb"]) for r in rows
-                   if r["impl"] == impl and r["heads"] == h and r["head_dim"] == d and r["median_ms"] != ""]
-            if not pts:
-                continue
-            n, t, m = zip(*pts)
-            label = f"{impl} h={h} d={d}"
-            ax_t.plot(n, t, styles[ci % len(styles)], marker="o", label=label)
-            ax_m.plot(n, m, styles[ci % len(styles)], marker="o", label=label)
-    for ax, title, unit in ((ax_t, "time per call", "ms"), (ax_m, "peak RSS", "MB")):
+            for ki, (h, d) in enumerate(configs):
+                pts = sorted((r["tokens"], r["median_ms"], r["peak_rss_mb"]) for r in rows
+                             if r["cpu"] == cpu and r["impl"] == impl and r["heads"] == h and r["head_dim"] == d
+                             and r["median_ms"] != "")
+                if not pts:
+                    continue
+                n, t, m = zip(*pts)
+                style = dict(linestyle=styles[ci % len(styles)], marker=markers[ci % len(markers)],
+                             color=colours[impl], label=f"{cpu}: {impl}")
+                axes[ki].plot(n, t, **style)
+                if ki == 0:
+                    axes[-1].plot(n, m, **style)
+    panels = [(axes[ki], f"time per call, {h} heads x {d}", "ms") for ki, (h, d) in enumerate(configs)]
+    panels.append((axes[-1], f"peak RSS, {configs[0][0]} heads x {configs[0][1]}", "MB"))
+    for ax, title, unit in panels:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("tokens N")
         ax.set_ylabel(unit)
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-    ax_t.legend(fontsize=7)
+    for ax in axes:
+        ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "scaling.png"), dpi=110)
 

@@ -204,8 +204,12 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
 
   Plan &plan = ctx.plan;
   PolarityCoreArgs args = a;
-  add_node(ctx, pre + ".core", {{a.q, a.k, a.v}, {a.out}}, [args, power, inv_scale, pos_enc, &plan] {
-    const auto &kt = kernels::active();
+  // The core in the plan's attention precision: bf16 products where the CPU
+  // has AMX-BF16 tiles, else the fp32 core (the node records which ran).
+  const kernels::PolaAttnFn bf16_core =
+      ctx.precisions.attention == Precision::bf16 ? kernels::pola_attention_bf16() : nullptr;
+  const kernels::PolaAttnFn core = bf16_core ? bf16_core : kernels::active().pola_attention;
+  add_node(ctx, pre + ".core", {{a.q, a.k, a.v}, {a.out}}, [args, power, inv_scale, pos_enc, core, &plan] {
     for (int64_t s = 0; s < args.sequences; ++s) {
       kernels::PolaAttnArgs k;
       k.n_q = args.n_q;
@@ -224,9 +228,10 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       k.out = args.out.ptr() + s * args.n_q * args.out.ld;
       k.ld_out = args.out.ld;
       k.threads = plan.threads;
-      kt.pola_attention(k);
+      core(k);
     }
   }, a.out);
+  if (bf16_core) plan.graph.set_last_precision(Precision::bf16);
 
   ops::Conv2dShape cs;
   cs.batch = a.sequences;
