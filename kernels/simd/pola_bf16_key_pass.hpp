@@ -105,7 +105,8 @@ POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &
   uint16_t *vnni = reinterpret_cast<uint16_t *>(vnni_buf.data);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
-    for (int64_t tt = 0; tt < kKeyBlock; tt += 16) {
+    const int ksteps = int((tb + 31) / 32); // columns past them are never read
+    for (int64_t tt = 0; tt < 32 * ksteps; tt += 16) {
       const int ntok = int(std::clamp<int64_t>(tb - tt, 0, 16));
       for (int g = 0; g < group; ++g) {
         const int64_t c0 = int64_t(h0 + g) * d;
@@ -116,7 +117,6 @@ POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &
       }
     }
     memory_barrier();
-    const int ksteps = int((tb + 31) / 32);
     for (int g = 0; g < group; ++g) {
       float *kv = states + (h0 + g) * lay.state;
       for (int64_t r = 0; r < lay.kp; r += 32)

@@ -65,7 +65,8 @@ TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragge
   // Token counts off every block size (16, 32, 64, 128), chunk counts from 1
   // to several, head widths 2..128 including ones that pad the tiles.
   const Shape shapes[] = {{1, 1, 1, 64},   {37, 301, 2, 64}, {130, 1000, 3, 32}, {77, 513, 2, 24},
-                          {65, 4097, 1, 128}, {200, 700, 2, 40}, {50, 90, 4, 2},  {129, 129, 8, 64}};
+                          {65, 4097, 1, 128}, {200, 700, 2, 40}, {50, 90, 4, 2},  {129, 129, 8, 64},
+                          {3136, 49, 1, 64}, {196, 49, 5, 64}};
   uint64_t seed = pola::test::base_seed();
   for (const Shape &s : shapes) {
     const Bf16Problem p(s.n_q, s.n_k, s.heads, s.d, ++seed);
