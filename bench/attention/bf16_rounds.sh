@@ -1,0 +1,21 @@
+#!/bin/sh
+# Alternating rounds of the fp32 and bf16 attention cores at 1M x 8 x 64 on 2
+# threads (and 65k on 1 thread), one JSON object per run appended to OUT (each
+# names the CPU, its ISA table, the precision and, for bf16, its error against
+# the fp32 core), plus the load average before each run. Re-run in a quiet
+# window to replace figures taken under load:
+#   bench/attention/bf16_rounds.sh BUILD/bench/attention/pola_bench_attention OUT.jsonl [ROUNDS]
+set -eu
+bin=$1 out=$2 rounds=${3:-3}
+i=0
+while [ "$i" -lt "$rounds" ]; do
+  for precision in fp32 bf16; do
+    for shape in "1048576 2" "65536 1"; do
+      set -- $shape
+      printf '{"load_avg": "%s", ' "$(cut -d' ' -f1-3 /proc/loadavg)" >> "$out"
+      "$bin" bench-attention --tokens "$1" --heads 8 --head-dim 64 --threads "$2" --runs 3 --passes \
+        --precision "$precision" --json | sed 's/^{//' >> "$out"
+    done
+  done
+  i=$((i + 1))
+done
