@@ -2,7 +2,7 @@
 // per process): argv[1] is the ISA the active table must be. CTest runs it
 // with POLA_ISA=scalar|avx2|avx512|avx512_bf16|amx_bf16|bogus; for an ISA this
 // machine lacks, or an unknown name, the expected table is the best supported
-// one. The bf16 instructions allowed follow the same cap.
+// one. The bf16 instructions allowed, and so the bf16 attention core, follow the same cap.
 #include <cstdio>
 #include <cstring>
 
@@ -29,5 +29,8 @@ int main(int argc, char **argv) {
   const Bf16Isa got_bf16 = active_bf16_isa();
   std::printf("POLA_ISA=%s -> active %s, bf16 %s (expected %s, bf16 %s)\n", argv[1], isa_name(got),
               bf16_isa_name(got_bf16), isa_name(want), bf16_isa_name(want_bf16));
-  return got == want && got_bf16 == want_bf16 && &active() == table_for(got) ? 0 : 1;
+  // The bf16 attention core follows the cap: present exactly when AMX-BF16 is allowed.
+  const bool want_core = want_bf16 == Bf16Isa::amx_bf16, got_core = pola_attention_bf16() != nullptr;
+  std::printf("  bf16 attention core: %s (expected %s)\n", got_core ? "yes" : "no", want_core ? "yes" : "no");
+  return got == want && got_bf16 == want_bf16 && &active() == table_for(got) && got_core == want_core ? 0 : 1;
 }
