@@ -382,6 +382,8 @@ def plot(out_dir):
         ax.grid(True, which="both", alpha=0.3)
     for ax in axes:
         ax.legend(fontsize=6)
+    fig.suptitle("one series per CPU (marker and line style) and implementation (colour); each CPU's .md "
+                 "gives its commit and load average: wall times on busy cores are inflated", fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "scaling.png"), dpi=110)
 
