@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "helpers.h"
@@ -51,7 +52,7 @@ struct Bf16Problem {
 
 bool have_bf16_core() {
   if (pola_attention_bf16()) return true;
-  MESSAGE("SKIPPED: the bf16 attention core needs AMX-BF16 (this CPU/OS/POLA_ISA has " << bf16_isa_name(active_bf16_isa())
+  MESSAGE("SKIPPED: the bf16 attention core needs AMX-BF16 (this CPU/OS/POLA_ISA has " << std::string(bf16_isa_name(active_bf16_isa()))
           << "); nothing checked");
   return false;
 }
