@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/to_bf16_rne.hpp"
 
 namespace pola::kernels::simd {
 
@@ -24,17 +25,20 @@ template <class A, class F> inline float row_sum(const float *x, int64_t cols, F
 }
 } // namespace layernorm_detail
 
-template <class A>
-void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
-               const float *gamma, const float *beta, float eps, int threads) {
-  using layernorm_detail::row_sum;
+namespace layernorm_detail {
+// The rows' LayerNorm; `store(yr, c, v, n)` writes the first n values of v as
+// columns [c, c + n) of output row r (yr = row r's start), so that the fp32 and
+// the bf16 outputs share every operation before it.
+template <class A, class Y, class Store>
+void layernorm_rows(const float *x, int64_t ld_x, Y *y, int64_t ld_y, int64_t rows, int64_t cols,
+                    const float *gamma, const float *beta, float eps, int threads, Store store) {
   constexpr int L = kLanes<A>;
   alignas(64) float lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = float(i);
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * ld_x;
-    float *yr = y + r * ld_y;
+    Y *yr = y + r * ld_y;
     const float mean = row_sum<A>(xr, cols, [](const Vec<A> &v, int64_t) { return v; }) / float(cols);
     const Vec<A> vmean(mean), lanes = Vec<A>::load_aligned(lane_index);
     // Pads past cols load as 0 and would add mean^2: mask them out.
@@ -47,9 +51,29 @@ void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t row
     for (int64_t c = 0; c < cols; c += L) {
       const int n = int(cols - c < L ? cols - c : L);
       const Vec<A> v = (load_first<A>(xr + c, n) - vmean) * rstd;
-      store_first<A>(yr + c, xsimd::fma(v, load_first<A>(gamma + c, n), load_first<A>(beta + c, n)), n);
+      store(yr, c, xsimd::fma(v, load_first<A>(gamma + c, n), load_first<A>(beta + c, n)), n);
     }
   }
+}
+} // namespace layernorm_detail
+
+template <class A>
+void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
+               const float *gamma, const float *beta, float eps, int threads) {
+  layernorm_detail::layernorm_rows<A>(x, ld_x, y, ld_y, rows, cols, gamma, beta, eps, threads,
+                                      [](float *yr, int64_t c, const Vec<A> &v, int n) { store_first<A>(yr + c, v, n); });
+}
+
+// The same values rounded to bf16 (nearest even): bit for bit to_bf16(layernorm(x)).
+template <class A>
+void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                    const float *gamma, const float *beta, float eps, int threads) {
+  layernorm_detail::layernorm_rows<A>(x, ld_x, y, ld_y, rows, cols, gamma, beta, eps, threads,
+                                      [](uint16_t *yr, int64_t c, const Vec<A> &v, int n) {
+                                        alignas(64) float tmp[kLanes<A>];
+                                        v.store_aligned(tmp);
+                                        for (int i = 0; i < n; ++i) yr[c + i] = bf16_rne(tmp[i]);
+                                      });
 }
 
 } // namespace pola::kernels::simd
