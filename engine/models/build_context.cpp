@@ -1,5 +1,6 @@
 #include "engine/models/build_context.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "engine/ops/conv2d.h"
@@ -196,7 +197,7 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
   add_linear(ctx, block, block + ".mlp.fc2", hid, fp32_rows(x), true, false, true);
 }
 
-void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
+GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const int64_t h = a.heads, d = a.head_dim, c = h * d, ks = ctx.cfg.kernel_size;
   const std::string &pre = a.prefix;
   const float *power_raw = ctx.weights.get(pre + ".power", {1, h, 1, d});
@@ -271,10 +272,31 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias, ctx.packed);
   add_node(ctx, pre + ".dwc", {{a.v_full, a.out}, {a.out}},
            [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); }, a.out);
-  add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out}}, [args, &plan] {
-    kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
-                               plan.threads);
-  }, a.out);
+  if (ctx.precisions.gemm == Precision::fp32) {
+    add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out}}, [args, &plan] {
+      kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
+                                 plan.threads);
+    }, a.out);
+    return fp32_rows(a.out);
+  }
+  // The gated rows feed only the output projection: written in its
+  // precision, each chunk rounded while it is still in cache (the fp32
+  // product is left in `out`, gated in place as in fp32).
+  const GemmRows gated = new_gemm_rows(ctx, pre + ".gate", a.out.rows, a.out.cols, ctx.precisions.gemm);
+  add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out, gated.storage}}, [args, gated, &plan] {
+    const auto &kt = kernels::active();
+    constexpr int64_t kRows = 32;
+    const int64_t rows = args.out.rows, chunks = (rows + kRows - 1) / kRows;
+#pragma omp parallel for num_threads(plan.threads) schedule(static)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const int64_t r0 = ch * kRows, n = std::min(kRows, rows - r0);
+      float *out = args.out.ptr() + r0 * args.out.ld;
+      kt.mul_rows(out, args.out.ld, args.g.ptr() + r0 * args.g.ld, args.g.ld, n, args.out.cols, 1);
+      kt.to_bf16(out, args.out.ld, gated.bf16_ptr() + r0 * gated.ld, gated.ld, n, args.out.cols, 1);
+    }
+  });
+  plan.graph.set_last_precision(Precision::bf16);
+  return gated;
 }
 
 void add_pool_and_head(BuildContext &ctx, const TensorView &tokens) {

@@ -118,6 +118,8 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
 // n_k key tokens each (images, or Swin windows of side `grid`), q/g from one
 // projection and k/v from another; writes out = (attn + dwc(v_full)) * g.
 // `v_full` is v already at query resolution (after any interpolation).
+// Returns the gated rows for the output projection: `out` itself, or (bf16
+// GEMMs) a bf16 copy written by the gate node.
 struct PolarityCoreArgs {
   std::string prefix;  // e.g. "block1.0.attn"
   int64_t sequences = 1, n_q = 0, n_k = 0, grid_h = 0, grid_w = 0;
@@ -127,7 +129,7 @@ struct PolarityCoreArgs {
   int heads = 0, head_dim = 0;
   TensorView q, k, v, v_full, g, out;
 };
-void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
+GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
 
 // The end of both families: mean over each image's `tokens` rows (kept as the
 // plan's pooled embedding when asked), the classifier `head.*`, and the plan's

@@ -59,8 +59,8 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   a.heads = s.heads; a.head_dim = C / s.heads;
   a.q = qg.columns(0, C); a.g = qg.columns(C, C);
   a.k = k; a.v = v; a.v_full = v_full; a.out = attn;
-  add_polarity_core(ctx, a);
-  add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+  const GemmRows gated = add_polarity_core(ctx, a);
+  add_linear(ctx, pre + ".attn", pre + ".attn.proj", gated, fp32_rows(x), true, false, true);
 
   add_mlp_residual(ctx, pre, x, hidden, kBlockEps);
 }

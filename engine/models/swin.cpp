@@ -52,6 +52,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   }
 
   TensorView attn = new_tensor(ctx, pre + ".attn.core", Mw, C);
+  GemmRows attn_out = fp32_rows(attn); // what the output projection reads
   if (s.attn == AttentionKind::polarity) {
     TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", Mw, 3 * C);
     TensorView v = new_tensor(ctx, pre + ".attn.v", Mw, C);
@@ -66,7 +67,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     a.heads = heads; a.head_dim = static_cast<int>(d);
     a.q = qkg.columns(0, C); a.k = qkg.columns(C, C); a.g = qkg.columns(2 * C, C);
     a.v = v; a.v_full = v; a.out = attn;
-    add_polarity_core(ctx, a);
+    attn_out = add_polarity_core(ctx, a);
   } else {
     TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
     add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, fp32_rows(qkv), true, false, false);
@@ -98,12 +99,12 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
 
   if (partitioned) {
     TensorView projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
-    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn, projected, true, false, false);
+    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, fp32_rows(projected), true, false, false);
     add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
       ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
     }, x);
   } else {
-    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, fp32_rows(x), true, false, true);
   }
 
   add_mlp_residual(ctx, pre, x, hidden, kEps);
