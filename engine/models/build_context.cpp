@@ -236,7 +236,7 @@ GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   PolarityCoreArgs args = a;
   add_node(ctx, pre + ".core", {{a.q, a.k, a.v}, {a.out}}, [args, power, inv_scale, pos_enc, &plan] {
     const auto &kt = kernels::active();
-    for (int64_t s = 0; s < args.sequences; ++s) {
+    auto run_sequence = [&](int64_t s, int threads) {
       kernels::PolaAttnArgs k;
       k.n_q = args.n_q;
       k.n_k = args.n_k;
@@ -253,8 +253,18 @@ GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       k.power = power;
       k.out = args.out.ptr() + s * args.n_q * args.out.ld;
       k.ld_out = args.out.ld;
-      k.threads = plan.threads;
+      k.threads = threads;
       kt.pola_attention(k);
+    };
+    // Many short sequences (Swin windows, batches): one per thread at a
+    // time, so the kernel's own parallel regions (three barriers each) do not
+    // run for every 49-token window. The kernel's result does not depend on
+    // its thread count, so this changes no value.
+    if (plan.threads > 1 && args.sequences >= plan.threads) {
+#pragma omp parallel for num_threads(plan.threads) schedule(dynamic, 1)
+      for (int64_t s = 0; s < args.sequences; ++s) run_sequence(s, 1);
+    } else {
+      for (int64_t s = 0; s < args.sequences; ++s) run_sequence(s, plan.threads);
     }
   }, a.out);
 
