@@ -295,11 +295,12 @@ GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const GemmRows gated = new_gemm_rows(ctx, pre + ".gate", a.out.rows, a.out.cols, ctx.precisions.gemm);
   add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out, gated.storage}}, [args, gated, &plan] {
     const auto &kt = kernels::active();
-    constexpr int64_t kRows = 32;
-    const int64_t rows = args.out.rows, chunks = (rows + kRows - 1) / kRows;
+    // Chunks of ~64 KB of fp32 rows: in L2 when rounded, and few kernel calls.
+    const int64_t rows = args.out.rows, chunk = std::max<int64_t>(16, 16384 / std::max<int64_t>(1, args.out.cols));
+    const int64_t chunks = (rows + chunk - 1) / chunk;
 #pragma omp parallel for num_threads(plan.threads) schedule(static)
     for (int64_t ch = 0; ch < chunks; ++ch) {
-      const int64_t r0 = ch * kRows, n = std::min(kRows, rows - r0);
+      const int64_t r0 = ch * chunk, n = std::min(chunk, rows - r0);
       float *out = args.out.ptr() + r0 * args.out.ld;
       kt.mul_rows(out, args.out.ld, args.g.ptr() + r0 * args.g.ld, args.g.ld, n, args.out.cols, 1);
       kt.to_bf16(out, args.out.ld, gated.bf16_ptr() + r0 * gated.ld, gated.ld, n, args.out.cols, 1);
