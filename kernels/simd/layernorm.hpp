@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels/simd/common.hpp"
-#include "kernels/simd/to_bf16_rne.hpp"
+#include "kernels/simd/to_bf16.hpp"
 
 namespace pola::kernels::simd {
 
@@ -75,26 +75,17 @@ void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t row
 }
 
 // The same values rounded to bf16 (nearest even): bit for bit to_bf16(layernorm(x)).
-// Each block of columns is normed into an fp32 buffer in L1, then rounded by
-// a loop the compiler vectorises (as to_bf16's).
 template <class A>
 void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                     const float *gamma, const float *beta, float eps, int threads) {
   using layernorm_detail::normed;
   constexpr int L = kLanes<A>;
-  constexpr int64_t kBlock = 16 * L;
   layernorm_detail::layernorm_rows<A>(
       x, ld_x, y, ld_y, rows, cols, eps, threads,
       [&](const float *xr, uint16_t *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
-        alignas(64) float block[kBlock];
-        for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-          const int64_t width = cols - c0 < kBlock ? cols - c0 : kBlock;
-          for (int64_t c = 0; c < width; c += L)
-            normed<A>(xr, c0 + c, int(width - c < L ? width - c : L), vmean, rstd, gamma, beta)
-                .store_aligned(block + c);
-          uint16_t *out = yr + c0;
-#pragma omp simd
-          for (int64_t i = 0; i < width; ++i) out[i] = bf16_rne(block[i]);
+        for (int64_t c = 0; c < cols; c += L) {
+          const int n = int(cols - c < L ? cols - c : L);
+          store_bf16<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
         }
       });
 }
