@@ -71,6 +71,10 @@ struct KernelTable {
   // source rows of a bf16 GEMM. y holds the upper 16 bits of each float.
   void (*to_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                   int threads);
+  // layernorm's values rounded to bf16 (nearest even), bit for bit
+  // to_bf16(layernorm(x)) of the same table: LayerNorm feeding a bf16 GEMM.
+  void (*layernorm_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                         const float *gamma, const float *beta, float eps, int threads);
 };
 
 // The table for the best ISA this CPU and OS support, or the one forced by

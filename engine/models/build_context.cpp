@@ -1,5 +1,7 @@
 #include "engine/models/build_context.h"
 
+#include <algorithm>
+#include <stdexcept>
 
 #include "engine/ops/conv2d.h"
 #include "engine/ops/fused_mlp.h"
@@ -27,21 +29,26 @@ void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::func
   ctx.plan.graph.add(name, std::move(edges), std::move(run), output, token_shape(output, ctx.plan.batch));
 }
 
+GemmRows new_gemm_rows(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols, Precision precision) {
+  if (precision == Precision::fp32) return fp32_rows(new_tensor(ctx, name, rows, cols));
+  // Dense (ld == cols), so a row gather can move whole rows of any width.
+  TensorView half = new_tensor(ctx, name, 1, (rows * cols + 1) / 2);
+  return GemmRows{half, rows, cols, cols, Precision::bf16};
+}
+
+GemmRows fp32_rows(const TensorView &t) { return GemmRows{t, t.rows, t.cols, t.ld, Precision::fp32}; }
+
 namespace {
 
-// The source of a GEMM in the plan's GEMM precision: `src` itself (fp32), or
-// a bf16 copy (node `name.to_bf16`, a tensor of rows x ceil(cols / 2) floats
-// holding the bf16 values). `ld` is set to its row stride in elements.
-TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorView &src, Precision precision,
-                       int64_t &ld) {
-  ld = src.ld;
-  if (precision == Precision::fp32) return src;
-  TensorView half = new_tensor(ctx, name + ".to_bf16", src.rows, (src.cols + 1) / 2);
-  ld = 2 * half.ld;
+// The source of a GEMM in `precision`: `src` itself when it is held so, or a
+// bf16 copy of fp32 rows (node `name.to_bf16`).
+GemmRows gemm_source(BuildContext &ctx, const std::string &name, const GemmRows &src, Precision precision) {
+  if (src.precision == precision) return src;
+  if (src.bf16()) throw std::logic_error("graph: " + name + " would read bf16 rows in fp32");
+  const GemmRows half = new_gemm_rows(ctx, name + ".to_bf16", src.rows, src.cols, precision);
   Plan &plan = ctx.plan;
-  add_node(ctx, name + ".to_bf16", {{src}, {half}}, [src, half, ld, &plan] {
-    kernels::active().to_bf16(src.ptr(), src.ld, reinterpret_cast<uint16_t *>(half.ptr()), ld, src.rows, src.cols,
-                              plan.threads);
+  add_node(ctx, name + ".to_bf16", {{src.storage}, {half.storage}}, [src, half, &plan] {
+    kernels::active().to_bf16(src.ptr(), src.ld, half.bf16_ptr(), half.ld, src.rows, src.cols, plan.threads);
   });
   plan.graph.set_last_precision(Precision::bf16);
   return half;
@@ -49,17 +56,21 @@ TensorView gemm_source(BuildContext &ctx, const std::string &name, const TensorV
 
 // The one place a matmul node is made: dst = src W^T + b with optional post-ops,
 // in `precision` (the plan's choice for this op kind).
-void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorView &src,
-                     const TensorView &dst, bool gelu, bool accumulate, Precision precision) {
+void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const GemmRows &src,
+                     const GemmRows &dst, bool gelu, bool accumulate, Precision precision) {
+  if (dst.bf16() && (precision != Precision::bf16 || accumulate))
+    throw std::logic_error("graph: " + name + " cannot write bf16 rows");
   p.precision = precision;
-  int64_t ld_src = 0;
-  const TensorView in = gemm_source(ctx, name, src, precision, ld_src);
-  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, ld_src, dst.ld, gelu, accumulate}, ctx.packed);
+  const GemmRows in = gemm_source(ctx, name, src, precision);
+  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, gelu, accumulate, dst.bf16()},
+                                   ctx.packed);
   Plan &plan = ctx.plan;
   // Accumulating into dst reads it: the in-place update of a residual stream.
-  Edges edges{{in}, {dst}};
-  if (accumulate) edges.reads.push_back(dst);
-  add_node(ctx, name, std::move(edges), [op, in, dst, &plan] { op->run(plan.stream, in.ptr(), dst.ptr()); }, dst);
+  Edges edges{{in.storage}, {dst.storage}};
+  if (accumulate) edges.reads.push_back(dst.storage);
+  auto run = [op, in, dst, &plan] { op->run(plan.stream, in.ptr(), dst.ptr()); };
+  if (dst.bf16()) add_node(ctx, name, std::move(edges), run);
+  else add_node(ctx, name, std::move(edges), run, dst.storage);
   plan.graph.set_last_precision(p.precision);
 }
 
@@ -91,13 +102,18 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
                 const TensorView &dst, bool has_bias, bool gelu, bool accumulate) {
+  add_linear(ctx, name, prefix, fp32_rows(src), fp32_rows(dst), has_bias, gelu, accumulate);
+}
+
+void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const GemmRows &src,
+                const GemmRows &dst, bool has_bias, bool gelu, bool accumulate) {
   add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate,
                   ctx.precisions.gemm);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
                      int64_t full_out, const std::vector<std::pair<int64_t, int64_t>> &row_ranges,
-                     const TensorView &src, const TensorView &dst) {
+                     const GemmRows &src, const TensorView &dst) {
   const int64_t in = src.cols;
   const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
   const float *b = ctx.weights.get(prefix + ".bias", {full_out});
@@ -108,11 +124,11 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   p.out = dst.cols;
   p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
   p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
-  add_matmul_node(ctx, name, p, src, dst, false, false, ctx.precisions.gemm);
+  add_matmul_node(ctx, name, p, src, fp32_rows(dst), false, false, ctx.precisions.gemm);
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
-                    const ops::PatchGrid &grid, const float *const *src_ptr, const TensorView *src_rows,
+                    const ops::PatchGrid &grid, const float *const *src_ptr, const GemmRows *src_rows,
                     const TensorView &dst) {
   const int64_t p = grid.patch, k = grid.row_width(), rows = grid.batch * grid.out_h() * grid.out_w();
   ops::LinearParams lp;
@@ -122,16 +138,17 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
   lp.weight = w.data;
   lp.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
   lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
-  TensorView patches = new_tensor(ctx, name + ".patches", rows, k);
+  const GemmRows patches = new_gemm_rows(ctx, name + ".patches", rows, k, ctx.precisions.embed);
   Plan &plan = ctx.plan;
-  TensorView src_copy = src_rows ? *src_rows : TensorView{};
+  const GemmRows src_copy = src_rows ? *src_rows : GemmRows{};
   // The image batch is the graph's input, not one of its tensors.
-  Edges edges{{}, {patches}};
-  if (src_rows) edges.reads.push_back(*src_rows);
+  Edges edges{{}, {patches.storage}};
+  if (src_rows) edges.reads.push_back(src_rows->storage);
   add_node(ctx, name + ".patchify", std::move(edges), [=, &plan] {
-    ops::patchify(grid, src_ptr ? *src_ptr : src_copy.ptr(), patches.ptr(), plan.threads);
+    const void *from = src_ptr ? static_cast<const void *>(*src_ptr) : src_copy.storage.ptr();
+    ops::patchify(grid, from, !src_ptr && src_copy.bf16(), patches.storage.ptr(), patches.bf16(), plan.threads);
   });
-  add_matmul_node(ctx, name, lp, patches, dst, false, false, ctx.precisions.embed);
+  add_matmul_node(ctx, name, lp, patches, fp32_rows(dst), false, false, ctx.precisions.embed);
 }
 
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
@@ -147,27 +164,40 @@ void add_layernorm(BuildContext &ctx, const std::string &name, const std::string
   else add_node(ctx, name, {{src}, {dst}}, run);
 }
 
+void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
+                   const GemmRows &dst, float eps, bool report_output) {
+  if (!dst.bf16()) return add_layernorm(ctx, name, prefix, src, dst.storage, eps, report_output);
+  const float *gamma = ctx.weights.get(prefix + ".weight", {src.cols});
+  const float *beta = ctx.weights.get(prefix + ".bias", {src.cols});
+  Plan &plan = ctx.plan;
+  add_node(ctx, name, {{src}, {dst.storage}}, [=, &plan] {
+    kernels::active().layernorm_bf16(src.ptr(), src.ld, dst.bf16_ptr(), dst.ld, src.rows, src.cols, gamma, beta, eps,
+                                     plan.threads);
+  });
+  plan.graph.set_last_precision(Precision::bf16);
+}
+
 void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorView &x, int64_t hidden, float eps) {
-  TensorView xn = new_tensor(ctx, block + ".norm2", x.rows, x.cols);
+  const Precision gemm = ctx.precisions.gemm;
+  const GemmRows xn = new_gemm_rows(ctx, block + ".norm2", x.rows, x.cols, gemm);
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps, false);
   if (x.rows >= ops::FusedMlp::kMinRows) {
     Plan &plan = ctx.plan;
     ops::LinearParams fc1 = linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true);
     ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
-    fc1.precision = fc2.precision = ctx.precisions.gemm;
-    int64_t ld_src = 0;
-    const TensorView in = gemm_source(ctx, block + ".mlp", xn, ctx.precisions.gemm, ld_src);
-    auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, ld_src, x.ld, plan.threads}, ctx.packed);
-    add_node(ctx, block, {{in, x}, {x}}, [op, in, x] { op->run(in.ptr(), x.ptr()); }, x);
+    fc1.precision = fc2.precision = gemm;
+    auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
+    add_node(ctx, block, {{xn.storage, x}, {x}}, [op, xn, x] { op->run(xn.storage.ptr(), x.ptr()); }, x);
     plan.graph.set_last_precision(fc1.precision);
     return;
   }
-  TensorView hid = new_tensor(ctx, block + ".mlp.hidden", x.rows, hidden);
+  // fc1 writes its GELU'd rows in fc2's precision.
+  const GemmRows hid = new_gemm_rows(ctx, block + ".mlp.hidden", x.rows, hidden, gemm);
   add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
-  add_linear(ctx, block, block + ".mlp.fc2", hid, x, true, false, true);
+  add_linear(ctx, block, block + ".mlp.fc2", hid, fp32_rows(x), true, false, true);
 }
 
-void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
+GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const int64_t h = a.heads, d = a.head_dim, c = h * d, ks = ctx.cfg.kernel_size;
   const std::string &pre = a.prefix;
   const float *power_raw = ctx.weights.get(pre + ".power", {1, h, 1, d});
@@ -210,7 +240,7 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       ctx.precisions.attention == Precision::bf16 ? kernels::pola_attention_bf16() : nullptr;
   const kernels::PolaAttnFn core = bf16_core ? bf16_core : kernels::active().pola_attention;
   add_node(ctx, pre + ".core", {{a.q, a.k, a.v}, {a.out}}, [args, power, inv_scale, pos_enc, core, &plan] {
-    for (int64_t s = 0; s < args.sequences; ++s) {
+    auto run_sequence = [&](int64_t s, int threads) {
       kernels::PolaAttnArgs k;
       k.n_q = args.n_q;
       k.n_k = args.n_k;
@@ -227,8 +257,18 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       k.power = power;
       k.out = args.out.ptr() + s * args.n_q * args.out.ld;
       k.ld_out = args.out.ld;
-      k.threads = plan.threads;
+      k.threads = threads;
       core(k);
+    };
+    // Many short sequences (Swin windows, batches): one per thread at a
+    // time, so the kernel's own parallel regions (three barriers each) do not
+    // run for every 49-token window. The kernel's result does not depend on
+    // its thread count, so this changes no value.
+    if (plan.threads > 1 && args.sequences >= plan.threads) {
+#pragma omp parallel for num_threads(plan.threads) schedule(dynamic, 1)
+      for (int64_t s = 0; s < args.sequences; ++s) run_sequence(s, 1);
+    } else {
+      for (int64_t s = 0; s < args.sequences; ++s) run_sequence(s, plan.threads);
     }
   }, a.out);
   if (bf16_core) plan.graph.set_last_precision(Precision::bf16);
@@ -247,10 +287,32 @@ void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   auto *conv = ctx.make<ops::Conv2d>(cs, dw_weight, dw_bias, ctx.packed);
   add_node(ctx, pre + ".dwc", {{a.v_full, a.out}, {a.out}},
            [conv, args, &plan] { conv->run(plan.stream, args.v_full.ptr(), args.out.ptr()); }, a.out);
-  add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out}}, [args, &plan] {
-    kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
-                               plan.threads);
-  }, a.out);
+  if (ctx.precisions.gemm == Precision::fp32) {
+    add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out}}, [args, &plan] {
+      kernels::active().mul_rows(args.out.ptr(), args.out.ld, args.g.ptr(), args.g.ld, args.out.rows, args.out.cols,
+                                 plan.threads);
+    }, a.out);
+    return fp32_rows(a.out);
+  }
+  // The gated rows feed only the output projection: written in its
+  // precision, each chunk rounded while it is still in cache (the fp32
+  // product is left in `out`, gated in place as in fp32).
+  const GemmRows gated = new_gemm_rows(ctx, pre + ".gate", a.out.rows, a.out.cols, ctx.precisions.gemm);
+  add_node(ctx, pre + ".gate", {{a.out, a.g}, {a.out, gated.storage}}, [args, gated, &plan] {
+    const auto &kt = kernels::active();
+    // Chunks of ~64 KB of fp32 rows: in L2 when rounded, and few kernel calls.
+    const int64_t rows = args.out.rows, chunk = std::max<int64_t>(16, 16384 / std::max<int64_t>(1, args.out.cols));
+    const int64_t chunks = (rows + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(plan.threads) schedule(static)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const int64_t r0 = ch * chunk, n = std::min(chunk, rows - r0);
+      float *out = args.out.ptr() + r0 * args.out.ld;
+      kt.mul_rows(out, args.out.ld, args.g.ptr() + r0 * args.g.ld, args.g.ld, n, args.out.cols, 1);
+      kt.to_bf16(out, args.out.ld, gated.bf16_ptr() + r0 * gated.ld, gated.ld, n, args.out.cols, 1);
+    }
+  });
+  plan.graph.set_last_precision(Precision::bf16);
+  return gated;
 }
 
 void add_pool_and_head(BuildContext &ctx, const TensorView &tokens) {

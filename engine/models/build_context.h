@@ -54,6 +54,24 @@ std::vector<int64_t> token_shape(const TensorView &t, int64_t batch);
 // A new dense rows x cols tensor of the plan's graph; `name` is unique.
 TensorView new_tensor(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols);
 
+// Rows a GEMM reads, held in the precision it computes in, so that the node
+// producing them (LayerNorm, a GEMM, a gather) writes them that way and no
+// separate conversion runs: an fp32 tensor, or a bf16 one (a tensor of
+// ceil(rows * cols / 2) floats holding the dense bf16 rows, ld == cols).
+// Nodes writing bf16 rows show no output to observers (they read floats).
+struct GemmRows {
+  TensorView storage;
+  int64_t rows = 0, cols = 0, ld = 0; // ld in values of `precision`
+  Precision precision = Precision::fp32;
+  bool bf16() const { return precision == Precision::bf16; }
+  float *ptr() const { return storage.ptr(); } // fp32 rows
+  uint16_t *bf16_ptr() const { return reinterpret_cast<uint16_t *>(storage.ptr()); }
+};
+// A new tensor `name` of rows x cols values in `precision`.
+GemmRows new_gemm_rows(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols, Precision precision);
+// An fp32 tensor seen as GEMM rows.
+GemmRows fp32_rows(const TensorView &t);
+
 // Adds node `name` with its edges; the second form shows `output` to observers.
 void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::function<void()> run);
 void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::function<void()> run,
@@ -63,24 +81,33 @@ void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::func
 // weights `prefix.weight` (out, in) and `prefix.bias` (when has_bias).
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
                 const TensorView &dst, bool has_bias, bool gelu, bool accumulate);
+// The same from rows already in the GEMM precision (else converted), into
+// fp32 or (bf16 GEMMs only) bf16 rows.
+void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const GemmRows &src,
+                const GemmRows &dst, bool has_bias, bool gelu, bool accumulate);
 
 // As add_linear, with the weight rows [row0, row0 + rows) of a fused
 // projection (e.g. the v part of qkvg), copied once at load.
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
                      int64_t full_out, const std::vector<std::pair<int64_t, int64_t>> &row_ranges,
-                     const TensorView &src, const TensorView &dst);
+                     const GemmRows &src, const TensorView &dst);
 
 // Adds node `name`: a convolution whose kernel equals its stride (patch
 // embedding, spatial reduction) with weights `prefix.weight` (out, in, p, p)
 // and `prefix.bias`, computed as patch rows times the flattened weights.
-// `src` is the image (first stage: the plan's NCHW input) or token rows.
+// `src` is the image (first stage: the plan's NCHW input) or token rows
+// (fp32 or bf16); the patches are gathered in the embedding precision.
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
-                    const ops::PatchGrid &grid, const float *const *src_ptr, const TensorView *src_rows,
+                    const ops::PatchGrid &grid, const float *const *src_ptr, const GemmRows *src_rows,
                     const TensorView &dst);
 
 // Adds node `name`: dst = LayerNorm(src) with `prefix.weight/bias`.
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
                    const TensorView &dst, float eps, bool report_output);
+// The same into GEMM rows (bf16 ones: the LayerNorm rounded, no output shown;
+// fp32 ones: shown when report_output).
+void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
+                   const GemmRows &dst, float eps, bool report_output);
 
 // The second half of every block: x += fc2(GELU(fc1(LayerNorm(x)))), with the
 // weights `block.norm2.*`, `block.mlp.fc1.*`, `block.mlp.fc2.*`; the last node
@@ -91,6 +118,8 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
 // n_k key tokens each (images, or Swin windows of side `grid`), q/g from one
 // projection and k/v from another; writes out = (attn + dwc(v_full)) * g.
 // `v_full` is v already at query resolution (after any interpolation).
+// Returns the gated rows for the output projection: `out` itself, or (bf16
+// GEMMs) a bf16 copy written by the gate node.
 struct PolarityCoreArgs {
   std::string prefix;  // e.g. "block1.0.attn"
   int64_t sequences = 1, n_q = 0, n_k = 0, grid_h = 0, grid_w = 0;
@@ -100,7 +129,7 @@ struct PolarityCoreArgs {
   int heads = 0, head_dim = 0;
   TensorView q, k, v, v_full, g, out;
 };
-void add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
+GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
 
 // The end of both families: mean over each image's `tokens` rows (kept as the
 // plan's pooled embedding when asked), the classifier `head.*`, and the plan's

@@ -22,18 +22,21 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   const int64_t sr = s.sr_ratio, n = geo.kv_tokens;
   const int64_t hidden = s.hidden();
 
-  TensorView xn = new_tensor(ctx, pre + ".norm1", M, C);
+  // norm1's rows feed the qg GEMM and the spatial reduction (a GEMM on
+  // patches): held in the GEMM precision, as is the reduced norm for kv.
+  const Precision gemm = ctx.precisions.gemm;
+  const GemmRows xn = new_gemm_rows(ctx, pre + ".norm1", M, C, gemm);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kBlockEps, false);
   TensorView qg = new_tensor(ctx, pre + ".attn.qg", M, 2 * C);
-  add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, qg, true, false, false);
+  add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, fp32_rows(qg), true, false, false);
 
-  TensorView kv_src = xn;
+  GemmRows kv_src = xn;
   if (sr > 1) {
     // Spatial reduction: conv r x r stride r on the normed tokens, then LayerNorm.
     TensorView reduced = new_tensor(ctx, pre + ".attn.sr", B * n, C);
     ops::PatchGrid grid{B, C, stage.res_h, stage.res_w, sr, false};
     add_patch_conv(ctx, pre + ".attn.sr", pre + ".attn.sr", grid, nullptr, &xn, reduced);
-    kv_src = new_tensor(ctx, pre + ".attn.norm", B * n, C);
+    kv_src = new_gemm_rows(ctx, pre + ".attn.norm", B * n, C, gemm);
     add_layernorm(ctx, pre + ".attn.norm", pre + ".attn.norm", reduced, kv_src, kEmbedEps, true);
   }
   TensorView k = new_tensor(ctx, pre + ".attn.k", B * n, C);
@@ -56,8 +59,8 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   a.heads = s.heads; a.head_dim = C / s.heads;
   a.q = qg.columns(0, C); a.g = qg.columns(C, C);
   a.k = k; a.v = v; a.v_full = v_full; a.out = attn;
-  add_polarity_core(ctx, a);
-  add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+  const GemmRows gated = add_polarity_core(ctx, a);
+  add_linear(ctx, pre + ".attn", pre + ".attn.proj", gated, fp32_rows(x), true, false, true);
 
   add_mlp_residual(ctx, pre, x, hidden, kBlockEps);
 }
@@ -81,7 +84,10 @@ void build_pvt(BuildContext &ctx) {
     TensorView embedded = new_tensor(ctx, "patch_embed" + i + ".proj", M, C);
     ops::PatchGrid grid{B, stage.in_channels, stage.in_h, stage.in_w, stage.patch, si == 0};
     if (si == 0) add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, &plan.input, nullptr, embedded);
-    else add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &x, embedded);
+    else {
+      const GemmRows tokens = fp32_rows(x);
+      add_patch_conv(ctx, "patch_embed" + i + ".proj", "patch_embed" + i + ".proj", grid, nullptr, &tokens, embedded);
+    }
     x = new_tensor(ctx, "stage" + i + ".x", M, C);  // the residual stream, updated in place
     add_layernorm(ctx, "patch_embed" + i, "patch_embed" + i + ".norm", embedded, x, kEmbedEps, true);
     const StageGeometry &st0 = stored.stages[si];

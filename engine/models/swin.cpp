@@ -33,17 +33,26 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   // Rows the attention works on: the tokens, or the padded windows.
   const int64_t Mw = partitioned ? grid.window_rows() : M;
 
-  TensorView xn = new_tensor(ctx, pre + ".norm1", M, C);
+  // norm1's rows feed only the qkv(g) GEMMs: held in their precision.
+  const Precision gemm = ctx.precisions.gemm;
+  const GemmRows xn = new_gemm_rows(ctx, pre + ".norm1", M, C, gemm);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps, false);
-  TensorView src = xn;
+  GemmRows src = xn;
   if (partitioned) {
-    src = new_tensor(ctx, pre + ".partition", Mw, C);
-    add_node(ctx, pre + ".partition", {{xn}, {src}}, [grid, xn, src, &plan] {
-      ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
-    }, src);
+    src = new_gemm_rows(ctx, pre + ".partition", Mw, C, gemm);
+    if (src.bf16()) {
+      add_node(ctx, pre + ".partition", {{xn.storage}, {src.storage}}, [grid, xn, src, &plan] {
+        ops::window_partition(grid, xn.bf16_ptr(), src.bf16_ptr(), plan.threads);
+      });
+    } else {
+      add_node(ctx, pre + ".partition", {{xn.storage}, {src.storage}}, [grid, xn, src, &plan] {
+        ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
+      }, src.storage);
+    }
   }
 
   TensorView attn = new_tensor(ctx, pre + ".attn.core", Mw, C);
+  GemmRows attn_out = fp32_rows(attn); // what the output projection reads
   if (s.attn == AttentionKind::polarity) {
     TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", Mw, 3 * C);
     TensorView v = new_tensor(ctx, pre + ".attn.v", Mw, C);
@@ -58,10 +67,10 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     a.heads = heads; a.head_dim = static_cast<int>(d);
     a.q = qkg.columns(0, C); a.k = qkg.columns(C, C); a.g = qkg.columns(2 * C, C);
     a.v = v; a.v_full = v; a.out = attn;
-    add_polarity_core(ctx, a);
+    attn_out = add_polarity_core(ctx, a);
   } else {
     TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
-    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, qkv, true, false, false);
+    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, fp32_rows(qkv), true, false, false);
     const int64_t side = 2 * stored_w - 1;
     const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
     // Stored index and mask buffers are recomputed from the geometry, never trusted.
@@ -90,12 +99,12 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
 
   if (partitioned) {
     TensorView projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
-    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn, projected, true, false, false);
+    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, fp32_rows(projected), true, false, false);
     add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
       ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
     }, x);
   } else {
-    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn, x, true, false, true);
+    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, fp32_rows(x), true, false, true);
   }
 
   add_mlp_residual(ctx, pre, x, hidden, kEps);
@@ -132,13 +141,14 @@ void build_swin(BuildContext &ctx) {
       const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves each side
       const int64_t h = stage_geo.res_h, w = stage_geo.res_w;
       TensorView merged = new_tensor(ctx, stage + ".downsample.gather", M2, 4 * C);
-      TensorView merged_n = new_tensor(ctx, stage + ".downsample.norm", M2, 4 * C);
+      const GemmRows merged_n = new_gemm_rows(ctx, stage + ".downsample.norm", M2, 4 * C, ctx.precisions.gemm);
       add_node(ctx, stage + ".downsample.gather", {{x}, {merged}}, [x, merged, B, h, w, C, &plan] {
         ops::patch_merge_gather(x.ptr(), merged.ptr(), B, h, w, C, plan.threads);
       }, merged);
       add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
       TensorView next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
-      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, next, false, false, false);
+      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, fp32_rows(next), false, false,
+                 false);
       x = next;
     }
   }

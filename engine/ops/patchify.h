@@ -17,5 +17,9 @@ struct PatchGrid {
 };
 
 void patchify(const PatchGrid &g, const float *src, float *dst, int threads);
+// The same with bf16 values (uint16_t, the upper half of a float) on either
+// side: bf16 rows are copied, float values become bf16 rounded to nearest even
+// (what to_bf16 of the float patches gives), bf16 values widen exactly.
+void patchify(const PatchGrid &g, const void *src, bool src_bf16, void *dst, bool dst_bf16, int threads);
 
 } // namespace pola::ops

@@ -19,16 +19,24 @@ inline int64_t source_row(const WindowGrid &g, int64_t t) {
   return (b * g.height + y) * g.width + x;
 }
 
-} // namespace
-
-void window_partition(const WindowGrid &g, const float *src, float *dst, int threads) {
+template <class T> void partition_rows(const WindowGrid &g, const T *src, T *dst, int threads) {
   const int64_t rows = g.window_rows(), c = g.channels;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t t = 0; t < rows; ++t) {
     const int64_t from = source_row(g, t);
-    if (from < 0) std::memset(dst + t * c, 0, sizeof(float) * c);
-    else std::memcpy(dst + t * c, src + from * c, sizeof(float) * c);
+    if (from < 0) std::memset(dst + t * c, 0, sizeof(T) * c);
+    else std::memcpy(dst + t * c, src + from * c, sizeof(T) * c);
   }
+}
+
+} // namespace
+
+void window_partition(const WindowGrid &g, const float *src, float *dst, int threads) {
+  partition_rows(g, src, dst, threads);
+}
+
+void window_partition(const WindowGrid &g, const uint16_t *src, uint16_t *dst, int threads) {
+  partition_rows(g, src, dst, threads);
 }
 
 void window_reverse_add(const WindowGrid &g, const float *src, float *dst, int threads) {

@@ -22,6 +22,8 @@ struct WindowGrid {
 // dst[window token] = src[rolled position] (zeros for padding); dst is dense
 // (window_rows() x channels).
 void window_partition(const WindowGrid &g, const float *src, float *dst, int threads);
+// The same over bf16 rows (2-byte values; zero bytes are 0.0 there too).
+void window_partition(const WindowGrid &g, const uint16_t *src, uint16_t *dst, int threads);
 
 // dst[rolled position] += src[window token]: reverses the partition and the
 // shift while adding the residual; padding tokens are dropped.

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/to_bf16.hpp"
 
 namespace pola::kernels::simd {
 
@@ -24,17 +25,19 @@ template <class A, class F> inline float row_sum(const float *x, int64_t cols, F
 }
 } // namespace layernorm_detail
 
-template <class A>
-void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
-               const float *gamma, const float *beta, float eps, int threads) {
-  using layernorm_detail::row_sum;
+namespace layernorm_detail {
+// The rows' LayerNorm; `emit(xr, yr, vmean, rstd)` writes output row yr from
+// input row xr, its mean and 1 / std, so that the fp32 and the bf16 outputs
+// share every operation before the store.
+template <class A, class Y, class Emit>
+void layernorm_rows(const float *x, int64_t ld_x, Y *y, int64_t ld_y, int64_t rows, int64_t cols, float eps,
+                    int threads, Emit emit) {
   constexpr int L = kLanes<A>;
   alignas(64) float lane_index[L];
   for (int i = 0; i < L; ++i) lane_index[i] = float(i);
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * ld_x;
-    float *yr = y + r * ld_y;
     const float mean = row_sum<A>(xr, cols, [](const Vec<A> &v, int64_t) { return v; }) / float(cols);
     const Vec<A> vmean(mean), lanes = Vec<A>::load_aligned(lane_index);
     // Pads past cols load as 0 and would add mean^2: mask them out.
@@ -43,13 +46,48 @@ void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t row
                                                          v - vmean, Vec<A>(0.0f));
                         return dlt * dlt;
                       }) / float(cols);
-    const Vec<A> rstd(1.0f / std::sqrt(var + eps));
-    for (int64_t c = 0; c < cols; c += L) {
-      const int n = int(cols - c < L ? cols - c : L);
-      const Vec<A> v = (load_first<A>(xr + c, n) - vmean) * rstd;
-      store_first<A>(yr + c, xsimd::fma(v, load_first<A>(gamma + c, n), load_first<A>(beta + c, n)), n);
-    }
+    emit(xr, y + r * ld_y, vmean, Vec<A>(1.0f / std::sqrt(var + eps)));
   }
+}
+
+// Columns [c, c + n) of one output row, n <= lanes, in fp32.
+template <class A>
+inline Vec<A> normed(const float *xr, int64_t c, int n, const Vec<A> &vmean, const Vec<A> &rstd, const float *gamma,
+                     const float *beta) {
+  const Vec<A> v = (load_first<A>(xr + c, n) - vmean) * rstd;
+  return xsimd::fma(v, load_first<A>(gamma + c, n), load_first<A>(beta + c, n));
+}
+} // namespace layernorm_detail
+
+template <class A>
+void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
+               const float *gamma, const float *beta, float eps, int threads) {
+  using layernorm_detail::normed;
+  constexpr int L = kLanes<A>;
+  layernorm_detail::layernorm_rows<A>(
+      x, ld_x, y, ld_y, rows, cols, eps, threads,
+      [&](const float *xr, float *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
+        for (int64_t c = 0; c < cols; c += L) {
+          const int n = int(cols - c < L ? cols - c : L);
+          store_first<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
+        }
+      });
+}
+
+// The same values rounded to bf16 (nearest even): bit for bit to_bf16(layernorm(x)).
+template <class A>
+void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                    const float *gamma, const float *beta, float eps, int threads) {
+  using layernorm_detail::normed;
+  constexpr int L = kLanes<A>;
+  layernorm_detail::layernorm_rows<A>(
+      x, ld_x, y, ld_y, rows, cols, eps, threads,
+      [&](const float *xr, uint16_t *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
+        for (int64_t c = 0; c < cols; c += L) {
+          const int n = int(cols - c < L ? cols - c : L);
+          store_bf16<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
+        }
+      });
 }
 
 } // namespace pola::kernels::simd
