@@ -101,13 +101,14 @@ void ModelBatcher::worker_loop() {
 }
 
 pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
-                                      const std::vector<float *> &logits, std::string &error) {
+                                      const std::vector<float *> &logits, std::string &error, double &spent) {
   int rows = 0;
   for (int c : counts) rows += c;
   const auto t0 = clock::now();
   const pola_status status = pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(),
                                                   counts.data(), logits.data());
   const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  spent += seconds;
   if (status != POLA_OK) {
     error = pola_last_error();
     return status;
@@ -125,6 +126,7 @@ pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, 
 // one request's bad data (non-finite logits, say) is its own error and never
 // its neighbours'.
 void ModelBatcher::run(std::vector<Job> &jobs) {
+  const auto started = clock::now();
   std::vector<BatchAnswer> answers(jobs.size());
   std::vector<const float *> inputs;
   std::vector<int> counts;
@@ -136,12 +138,13 @@ void ModelBatcher::run(std::vector<Job> &jobs) {
   }
   std::string error;
   pola_status status = POLA_OK;
+  double engine_seconds = 0;
   if (jobs.size() == 1) {
     const Job &j = jobs.front();
     for (int first = 0; first < j.rows && status == POLA_OK; first += limits_.max_batch) {
       const int n = std::min(limits_.max_batch, j.rows - first);
       status = engine_call({j.input.data() + first * per_image_}, {n},
-                           {answers[0].logits.data() + size_t(first) * classes_}, error);
+                           {answers[0].logits.data() + size_t(first) * classes_}, error, engine_seconds);
     }
   } else {
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -149,7 +152,7 @@ void ModelBatcher::run(std::vector<Job> &jobs) {
       counts.push_back(jobs[i].rows);
       logits.push_back(answers[i].logits.data());
     }
-    status = engine_call(inputs, counts, logits, error);
+    status = engine_call(inputs, counts, logits, error, engine_seconds);
     if (status != POLA_OK) {
       for (auto &j : jobs) {
         std::vector<Job> alone;
@@ -162,6 +165,8 @@ void ModelBatcher::run(std::vector<Job> &jobs) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     answers[i].status = status;
     answers[i].batch_size = std::min(rows, limits_.max_batch);
+    answers[i].queue_seconds = std::chrono::duration<double>(started - jobs[i].arrival).count();
+    answers[i].engine_seconds = engine_seconds;
     if (status != POLA_OK) {
       answers[i].error = error;
       answers[i].logits.clear();

@@ -39,6 +39,8 @@ struct BatchAnswer {
   std::string error;            // pola_last_error() of the failed call
   std::vector<float> logits;
   int batch_size = 0;           // images in the engine call that ran it
+  double queue_seconds = 0;     // from submit() to the start of its engine call
+  double engine_seconds = 0;    // the engine call(s) that ran it
 };
 
 class ModelBatcher {
@@ -96,8 +98,9 @@ class ModelBatcher {
   void run(std::vector<Job> &jobs);
   // One engine call over the parts (pola_model_run_parts); on failure the
   // status, with the message in `error`.
+  // The call's duration is added to `seconds`.
   pola_status engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
-                          const std::vector<float *> &logits, std::string &error);
+                          const std::vector<float *> &logits, std::string &error, double &seconds);
 
   const std::string name_;
   polaformer::Model &model_;
