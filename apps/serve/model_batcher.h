@@ -28,8 +28,9 @@ struct BatchLimits {
   int max_batch = 16;          // images per engine call
   std::chrono::microseconds max_wait{2000};  // longest a request waits for company
   int max_queue = 256;         // images waiting, at most
-  // false (adaptive): wait only while other requests are being received;
-  // true (fixed): every batch waits max_wait for company.
+  // false (adaptive): wait only for requests being received and for the
+  // previous batch's size (see next_batch); true (fixed): every batch waits
+  // max_wait for company.
   bool fixed_wait = false;
 };
 
@@ -52,7 +53,8 @@ class ModelBatcher {
 
   // A request on its way to submit() (its body still being read or parsed):
   // the worker waits (at most max_wait) for announced requests to join its
-  // batch, and for nothing else, so a request that comes alone runs at once.
+  // batch (and for the previous batch's size), so a request that comes alone
+  // after one that came alone runs at once.
   // Taken by submit(); a ticket destroyed without being submitted withdraws
   // the announcement.
   class Ticket {
@@ -115,6 +117,7 @@ class ModelBatcher {
   std::deque<Job> queue_;
   size_t queued_images_ = 0;
   int announced_ = 0;  // tickets not yet submitted or withdrawn
+  size_t expected_images_ = 1;  // images of the previous batch: what the next one waits for (adaptive)
   bool stopping_ = false;
   std::thread worker_;
 };
