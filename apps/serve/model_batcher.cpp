@@ -31,7 +31,7 @@ void ModelBatcher::withdraw() {
   wake_.notify_one();
 }
 
-std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, std::vector<float> input, int rows) {
+std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, ImageData input, int rows) {
   std::unique_lock<std::mutex> lock(mutex_);
   ticket.batcher_ = nullptr;  // the announcement ends here, queued or refused
   --announced_;

@@ -20,6 +20,7 @@
 
 #include <polaformer/polaformer.hpp>
 
+#include "image_data.h"
 #include "metrics.h"
 
 namespace pola::serve {
@@ -77,7 +78,7 @@ class ModelBatcher {
 
   // Queues `rows` images (input holds rows x channels x height x width
   // floats). Empty when the queue has no room for them: the caller answers 503.
-  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, std::vector<float> input, int rows);
+  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, ImageData input, int rows);
 
   // Images waiting now.
   size_t queued_images() const;
@@ -88,7 +89,7 @@ class ModelBatcher {
 
  private:
   struct Job {
-    std::vector<float> input;
+    ImageData input;
     int rows;
     std::chrono::steady_clock::time_point arrival;
     std::promise<BatchAnswer> answer;

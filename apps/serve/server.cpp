@@ -240,8 +240,7 @@ class Server {
   }
 
   // Queues the images and waits for their logits; 503 when the queue is full.
-  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, std::vector<float> input,
-                    int rows) {
+  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, ImageData input, int rows) {
     if (rows > m.batcher->limits().max_queue)
       throw HttpError(413, "the request holds " + std::to_string(rows) + " images, more than the queue takes (--max-queue " +
                                std::to_string(m.batcher->limits().max_queue) + ")");
@@ -262,11 +261,11 @@ class Server {
     const std::string name = req.matches[1];
     ServedModel *m_or_null = lookup_model(name);
     ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
-    const std::string body = read_body(req, reader);  // read even for an unknown model: the connection stays usable
+    std::string body = read_body(req, reader);  // read even for an unknown model: the connection stays usable
     const auto received = clock::now();
     ServedModel &m = find_model(name);
     const int max_rows = std::max(1, m.batcher->limits().max_queue);
-    InferRequest r = parse_infer_request(body, req.get_header_value("Inference-Header-Content-Length"),
+    InferRequest r = parse_infer_request(std::move(body), req.get_header_value("Inference-Header-Content-Length"),
                                          m.model->input_shape(), max_rows);
     const auto decoded = clock::now();
     const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows);
@@ -305,7 +304,7 @@ class Server {
       throw HttpError(400, std::string("the request body is not a usable image: ") + e.what());
     }
     const auto decoded = clock::now();
-    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(x), 1);
+    const BatchAnswer a = infer(name, m, std::move(ticket), ImageData(std::move(x)), 1);
     const auto resumed = clock::now();
     const auto best = pola::app::rank_classes(a.logits.data(), classes, top);
     res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
