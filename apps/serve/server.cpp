@@ -204,7 +204,8 @@ class Server {
     std::string body;
     // Room for the whole body at once (its length was checked against the
     // limit in check_request): no regrowth and copying as it arrives.
-    if (req.has_header("Content-Length")) body.reserve(std::min<size_t>(std::stoull(req.get_header_value("Content-Length")), max_body_));
+    if (req.has_header("Content-Length"))
+      body.reserve(std::min<size_t>(std::stoull(req.get_header_value("Content-Length")), max_body_));
     bool too_big = false, too_slow = false;
     const auto deadline = clock::now() + std::chrono::seconds(options_.timeout_s);
     const bool complete = reader([&](const char *data, size_t n) {
