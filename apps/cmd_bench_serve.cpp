@@ -17,7 +17,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto *c = root.add_subcommand("bench-serve", "Closed-loop load on a `pola serve`: throughput, latency, batch sizes");
   c->footer("Each of --concurrency clients keeps one connection and sends its next request when the previous\n"
             "answer arrives, --requests in all (after --warmup). With --image, POST /v2/models/MODEL/classify with\n"
-            "that file; without, /infer with one random image as a binary tensor.\n"
+            "that file; without, /infer with one random image as a binary tensor. Also reports the server's mean time\n"
+            "per request in each phase (its /metrics) and the CPU per request of the server and of this load generator.\n"
             "Example: pola bench-serve --url http://127.0.0.1:8080 --model fashion --image a.png --concurrency 16");
   c->add_option("--url", o->url, "Server address (http://HOST:PORT)");
   c->add_option("--model,-m", o->model, "Model name on the server")->required();

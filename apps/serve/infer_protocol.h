@@ -16,6 +16,8 @@
 
 #include <polaformer/polaformer.hpp>
 
+#include "image_data.h"
+
 namespace pola::serve {
 
 inline constexpr const char *kInputName = "input";
@@ -24,13 +26,14 @@ inline constexpr const char *kOutputName = "logits";
 struct InferRequest {
   std::optional<nlohmann::json> id;  // echoed back when given
   int rows = 0;                      // N
-  std::vector<float> input;          // N x C x H x W
+  ImageData input;                   // N x C x H x W
   bool binary_output = false;        // answer the logits as a binary tensor
 };
 
-// Parses an infer request body. `binary_header_length` is the value of the
-// Inference-Header-Content-Length header (empty when absent).
-InferRequest parse_infer_request(const std::string &body, const std::string &binary_header_length,
+// Parses an infer request body, taking it: a binary tensor is left in it.
+// `binary_header_length` is the value of the Inference-Header-Content-Length
+// header (empty when absent).
+InferRequest parse_infer_request(std::string body, const std::string &binary_header_length,
                                  const polaformer::InputShape &shape, int max_rows);
 
 struct InferAnswer {

@@ -1,12 +1,17 @@
 // A bounded closed-loop load generator for `pola serve` (`pola bench-serve`):
 // `concurrency` clients, each with its own keep-alive connection, send the
-// next request as soon as their previous answer arrives, until `requests`
-// have been sent in all. Reports throughput, latency percentiles and the
-// batch sizes the server formed (its X-Pola-Batch answer header).
+// next request as soon as their previous answer arrives: first `warmup`
+// requests in all, untimed, then `requests`, timed. Reports throughput,
+// latency percentiles, the batch sizes the server formed (its X-Pola-Batch
+// answer header), where the server says the time went (its /metrics) and
+// what the load generator itself cost in CPU.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +33,16 @@ struct LoadReport {
   double seconds = 0, requests_per_s = 0;
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, mean_ms = 0;
   std::map<int, int> batch_sizes;     // batch size -> answers
+  // The server's own account of the timed requests (its /metrics): mean ms
+  // per answered request in each phase, in the server's order (receive,
+  // decode, queue, inference, handoff, encode, send); empty from a server
+  // that does not report them.
+  std::vector<std::pair<std::string, double>> server_phases_ms;
+  // CPU time per request sent: this load generator's, and the server's
+  // (process_cpu_seconds_total) when it reports it. On a machine whose cores
+  // the two share, the client's CPU is taken from the server.
+  double client_cpu_ms = 0;
+  std::optional<double> server_cpu_ms;
   nlohmann::json to_json() const;
   std::string to_text() const;
 };

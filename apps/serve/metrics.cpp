@@ -1,5 +1,7 @@
 #include "metrics.h"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 
 namespace pola::serve {
@@ -43,6 +45,14 @@ const std::vector<double> kBatchBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 
 } // namespace
 
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+const char *const kPhaseNames[kPhaseCount] = {"receive", "decode", "queue", "inference", "handoff", "encode", "send"};
+
 void Histogram::observe(double value) {
   size_t i = 0;
   while (i < bounds_.size() && value > bounds_[i]) ++i;
@@ -84,6 +94,13 @@ void Metrics::record_batch(const std::string &model, int batch, double seconds) 
   inference_.try_emplace(model, kLatencyBounds).first->second.observe(seconds);
 }
 
+void Metrics::record_phases(const std::string &model, const RequestPhases &p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto &[sums, n] = phases_[model];
+  for (size_t i = 0; i < kPhaseCount; ++i) sums[i] += p[i];
+  ++n;
+}
+
 void Metrics::record_rejection(const std::string &model) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++rejections_[model];
@@ -117,6 +134,19 @@ std::string Metrics::render() const {
   header(out, "pola_queue_rejections_total", "counter", "Requests refused with 503 because the queue was full");
   for (const auto &[model, n] : rejections_)
     out += "pola_queue_rejections_total{model=\"" + label_value(model) + "\"} " + std::to_string(n) + "\n";
+  header(out, "pola_request_phase_seconds", "summary",
+         "Where answered inference requests spent their time, by model and phase: receive (the body), decode "
+         "(tensor parsing or image decoding), queue (until their engine call), inference (that engine call, shared "
+         "by its batch), handoff (thread wake-ups between HTTP thread and model worker), encode (the answer), send");
+  for (const auto &[model, entry] : phases_)
+    for (size_t i = 0; i < kPhaseCount; ++i) {
+      const std::string labels = "{model=\"" + label_value(model) + "\",phase=\"" + kPhaseNames[i] + "\"}";
+      out += "pola_request_phase_seconds_sum" + labels + " " + number(entry.first[i]) + "\n";
+      out += "pola_request_phase_seconds_count" + labels + " " + std::to_string(entry.second) + "\n";
+    }
+  // The standard process metric: what the server costs in CPU, whatever the load generator costs.
+  header(out, "process_cpu_seconds_total", "counter", "User and system CPU time of the server process");
+  out += "process_cpu_seconds_total " + number(process_cpu_seconds()) + "\n";
   return out;
 }
 

@@ -4,6 +4,7 @@
 // request paths, so a client cannot grow the label space.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,6 +30,24 @@ class Histogram {
   double sum_ = 0;
 };
 
+// Where an answered inference request (/infer, /classify) spent its time, in
+// seconds, from its headers being read to its answer being written.
+enum Phase {
+  kReceive,    // reading the body
+  kDecode,     // parsing the tensor, or decoding and preprocessing the image
+  kQueue,      // queued, until the engine call that ran it started
+  kInference,  // that engine call (shared with the rest of its batch)
+  kHandoff,    // thread wake-ups between the HTTP thread and the model's worker, both ways
+  kEncode,     // building the answer
+  kSend,       // writing the answer to the socket
+  kPhaseCount
+};
+extern const char *const kPhaseNames[kPhaseCount];
+using RequestPhases = std::array<double, kPhaseCount>;
+
+// User and system CPU seconds of this process so far.
+double process_cpu_seconds();
+
 class Metrics {
  public:
   explicit Metrics(std::vector<std::string> models);
@@ -37,6 +56,8 @@ class Metrics {
   void record_request(const std::string &endpoint, int status, double seconds);
   // One engine call of `batch` images on `model`, taking `seconds`.
   void record_batch(const std::string &model, int batch, double seconds);
+  // The phases of one answered inference request for `model`.
+  void record_phases(const std::string &model, const RequestPhases &phases);
   // A request refused because the model's queue was full (503).
   void record_rejection(const std::string &model);
   // Where the current queue depth (images waiting) of a model is read at scrape time.
@@ -51,6 +72,7 @@ class Metrics {
   std::map<std::string, Histogram> batch_sizes_;             // model -> images per engine call
   std::map<std::string, Histogram> inference_;               // model -> seconds per engine call
   std::map<std::string, uint64_t> rejections_;                // model -> 503s
+  std::map<std::string, std::pair<RequestPhases, uint64_t>> phases_;  // model -> (sums, requests)
   std::map<std::string, std::function<size_t()>> queue_depth_;
 };
 

@@ -20,6 +20,7 @@
 
 #include <polaformer/polaformer.hpp>
 
+#include "image_data.h"
 #include "metrics.h"
 
 namespace pola::serve {
@@ -28,8 +29,9 @@ struct BatchLimits {
   int max_batch = 16;          // images per engine call
   std::chrono::microseconds max_wait{2000};  // longest a request waits for company
   int max_queue = 256;         // images waiting, at most
-  // false (adaptive): wait only while other requests are being received;
-  // true (fixed): every batch waits max_wait for company.
+  // false (adaptive): wait only for requests being received and for the
+  // previous batch's size (see next_batch); true (fixed): every batch waits
+  // max_wait for company.
   bool fixed_wait = false;
 };
 
@@ -39,6 +41,8 @@ struct BatchAnswer {
   std::string error;            // pola_last_error() of the failed call
   std::vector<float> logits;
   int batch_size = 0;           // images in the engine call that ran it
+  double queue_seconds = 0;     // from submit() to the start of its engine call
+  double engine_seconds = 0;    // the engine call(s) that ran it
 };
 
 class ModelBatcher {
@@ -50,7 +54,8 @@ class ModelBatcher {
 
   // A request on its way to submit() (its body still being read or parsed):
   // the worker waits (at most max_wait) for announced requests to join its
-  // batch, and for nothing else, so a request that comes alone runs at once.
+  // batch (and for the previous batch's size), so a request that comes alone
+  // after one that came alone runs at once.
   // Taken by submit(); a ticket destroyed without being submitted withdraws
   // the announcement.
   class Ticket {
@@ -73,7 +78,7 @@ class ModelBatcher {
 
   // Queues `rows` images (input holds rows x channels x height x width
   // floats). Empty when the queue has no room for them: the caller answers 503.
-  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, std::vector<float> input, int rows);
+  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, ImageData input, int rows);
 
   // Images waiting now.
   size_t queued_images() const;
@@ -84,7 +89,7 @@ class ModelBatcher {
 
  private:
   struct Job {
-    std::vector<float> input;
+    ImageData input;
     int rows;
     std::chrono::steady_clock::time_point arrival;
     std::promise<BatchAnswer> answer;
@@ -96,8 +101,9 @@ class ModelBatcher {
   void run(std::vector<Job> &jobs);
   // One engine call over the parts (pola_model_run_parts); on failure the
   // status, with the message in `error`.
+  // The call's duration is added to `seconds`.
   pola_status engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
-                          const std::vector<float *> &logits, std::string &error);
+                          const std::vector<float *> &logits, std::string &error, double &seconds);
 
   const std::string name_;
   polaformer::Model &model_;
@@ -112,6 +118,7 @@ class ModelBatcher {
   std::deque<Job> queue_;
   size_t queued_images_ = 0;
   int announced_ = 0;  // tickets not yet submitted or withdrawn
+  size_t expected_images_ = 1;  // images of the previous batch: what the next one waits for (adaptive)
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -15,7 +15,9 @@ struct ServeOptions {
   int precision = 0;        // a pola_precision (--precision fp32|bf16|auto)
   int max_batch = 16;       // images per engine call
   double max_wait_ms = 2;   // how long a request waits for others to batch with
-  bool fixed_wait = false;  // --batch-policy fixed: always wait max_wait_ms (adaptive: only for arriving requests)
+  // --batch-policy fixed: always wait max_wait_ms (adaptive: for arriving
+  // requests and the previous batch's size, see model_batcher.h)
+  bool fixed_wait = false;
   int max_queue = 256;      // images waiting per model; beyond: 503
   double max_body_mb = 32;  // request body limit; beyond: 413
   std::string api_key_file; // when set, every request needs "Authorization: Bearer <key>"

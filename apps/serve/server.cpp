@@ -50,6 +50,11 @@ struct RequestContext {
   std::string endpoint = "other";
   int batch = 0;
   bool end_connection = false;  // the body was left unread: close once answered (connection_end.h)
+  // An answered inference request: its model and phases (all but send, which
+  // log_request adds, timing from `answered`).
+  std::string model;
+  std::optional<RequestPhases> phases;
+  clock::time_point answered;
 };
 thread_local RequestContext current;
 
@@ -195,8 +200,12 @@ class Server {
     throw HttpError(404, "unknown model '" + name + "'; this server serves: " + known);
   }
 
-  std::string read_body(const httplib::ContentReader &reader) {
+  std::string read_body(const httplib::Request &req, const httplib::ContentReader &reader) {
     std::string body;
+    // Room for the whole body at once (its length was checked against the
+    // limit in check_request): no regrowth and copying as it arrives.
+    if (req.has_header("Content-Length"))
+      body.reserve(std::min<size_t>(std::stoull(req.get_header_value("Content-Length")), max_body_));
     bool too_big = false, too_slow = false;
     const auto deadline = clock::now() + std::chrono::seconds(options_.timeout_s);
     const bool complete = reader([&](const char *data, size_t n) {
@@ -213,9 +222,26 @@ class Server {
     return body;
   }
 
+  // Notes where an answered inference request's time went, up to its answer
+  // being built now (log_request adds the send phase and records them).
+  static void note_phases(const std::string &model, clock::time_point received, clock::time_point decoded,
+                          const BatchAnswer &a, clock::time_point resumed) {
+    const auto now = clock::now();
+    const auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    RequestPhases p{};
+    p[kReceive] = current.start ? seconds(received - *current.start) : 0;
+    p[kDecode] = seconds(decoded - received);
+    p[kQueue] = a.queue_seconds;
+    p[kInference] = a.engine_seconds;
+    p[kHandoff] = std::max(0.0, seconds(resumed - decoded) - a.queue_seconds - a.engine_seconds);
+    p[kEncode] = seconds(now - resumed);
+    current.model = model;
+    current.phases = p;
+    current.answered = now;
+  }
+
   // Queues the images and waits for their logits; 503 when the queue is full.
-  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, std::vector<float> input,
-                    int rows) {
+  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, ImageData input, int rows) {
     if (rows > m.batcher->limits().max_queue)
       throw HttpError(413, "the request holds " + std::to_string(rows) + " images, more than the queue takes (--max-queue " +
                                std::to_string(m.batcher->limits().max_queue) + ")");
@@ -236,25 +262,30 @@ class Server {
     const std::string name = req.matches[1];
     ServedModel *m_or_null = lookup_model(name);
     ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
-    const std::string body = read_body(reader);  // read even for an unknown model: the connection stays usable
+    std::string body = read_body(req, reader);  // read even for an unknown model: the connection stays usable
+    const auto received = clock::now();
     ServedModel &m = find_model(name);
     const int max_rows = std::max(1, m.batcher->limits().max_queue);
-    InferRequest r = parse_infer_request(body, req.get_header_value("Inference-Header-Content-Length"),
+    InferRequest r = parse_infer_request(std::move(body), req.get_header_value("Inference-Header-Content-Length"),
                                          m.model->input_shape(), max_rows);
+    const auto decoded = clock::now();
     const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows);
+    const auto resumed = clock::now();
     const InferAnswer out = make_infer_answer(name, r, a.logits, m.model->num_classes());
     if (out.binary_header_length)
       res.set_header("Inference-Header-Content-Length", std::to_string(*out.binary_header_length));
     res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
     res.status = 200;
     res.set_content(out.body, out.content_type.c_str());
+    note_phases(name, received, decoded, a, resumed);
   }
 
   void handle_classify(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
     const std::string name = req.matches[1];
     ServedModel *m_or_null = lookup_model(name);
     ModelBatcher::Ticket ticket = m_or_null ? m_or_null->batcher->announce() : ModelBatcher::Ticket();
-    const std::string body = read_body(reader);
+    const std::string body = read_body(req, reader);
+    const auto received = clock::now();
     ServedModel &m = find_model(name);
     const int classes = m.model->num_classes();
     int top = 5;  // as `pola classify`
@@ -273,10 +304,13 @@ class Server {
     } catch (const polaformer::InputError &e) {
       throw HttpError(400, std::string("the request body is not a usable image: ") + e.what());
     }
-    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(x), 1);
+    const auto decoded = clock::now();
+    const BatchAnswer a = infer(name, m, std::move(ticket), ImageData(std::move(x)), 1);
+    const auto resumed = clock::now();
     const auto best = pola::app::rank_classes(a.logits.data(), classes, top);
     res.set_header("X-Pola-Batch", std::to_string(a.batch_size));
     answer_json(res, 200, pola::app::classification_json(file, best, m.class_names));
+    note_phases(name, received, decoded, a, resumed);
   }
 
   // Runs a handler, turning every failure into a JSON error answer.
@@ -305,7 +339,9 @@ class Server {
   }
 
   httplib::Server::HandlerResponse check_request(const httplib::Request &req, httplib::Response &res) {
-    current = RequestContext{clock::now(), endpoint_kind(req.path), 0};
+    current = RequestContext{};
+    current.start = clock::now();
+    current.endpoint = endpoint_kind(req.path);
     if (!api_key_.empty()) {
       const std::string auth = req.get_header_value("Authorization");
       const std::string prefix = "Bearer ";
@@ -336,8 +372,13 @@ class Server {
   }
 
   void log_request(const httplib::Request &req, const httplib::Response &res) {
-    const double seconds = current.start ? std::chrono::duration<double>(clock::now() - *current.start).count() : 0;
+    const auto now = clock::now();
+    const double seconds = current.start ? std::chrono::duration<double>(now - *current.start).count() : 0;
     metrics_.record_request(current.endpoint, res.status, seconds);
+    if (current.phases && res.status == 200) {
+      (*current.phases)[kSend] = std::chrono::duration<double>(now - current.answered).count();
+      metrics_.record_phases(current.model, *current.phases);
+    }
     std::fprintf(stderr, "%s \"%s %s\" %d %.2f ms batch=%d\n", req.remote_addr.c_str(), printable(req.method).c_str(),
                  printable(req.path).c_str(), res.status, seconds * 1e3, current.batch);
     if (current.end_connection) end_connection(req);

@@ -114,7 +114,10 @@ def check_refusals(s, shape, samples):
     expect_error(s, 400, "POST", path, '{"inputs": []}', mention="one tensor")
     x = np.zeros((1, c, h, w), np.float32)
     x[0, 0, 3, 4] = np.nan
-    expect_error(s, 400, "POST", path, *infer_body(x, binary=True), mention="non-finite")
+    expect_error(s, 400, "POST", path, *infer_body(x, binary=True), mention=f"non-finite value at position {3 * w + 4}")
+    x[0, 0, 3, 4] = 0
+    x[0, -1, -1, -1] = -np.inf  # the last value is checked too
+    expect_error(s, 400, "POST", path, *infer_body(x, binary=True), mention=f"non-finite value at position {c * h * w - 1}")
     b, hd = infer_body(np.zeros((1, c, h, w), np.float32), binary=True)
     expect_error(s, 400, "POST", path, b[:-4], hd, mention="bytes")
     expect_error(s, 400, "POST", path, b, dict(hd, **{"Inference-Header-Content-Length": "99999999"}), mention="Inference-Header")
@@ -160,6 +163,10 @@ def check_metadata(s):
     print("metadata and readiness as documented")
 
 
+# The phases of an answered inference request in /metrics (pola_request_phase_seconds).
+PHASES = ["receive", "decode", "queue", "inference", "handoff", "encode", "send"]
+
+
 def check_metrics(s):
     status, h, text = s.request("GET", "/metrics")
     text = text.decode()
@@ -170,7 +177,34 @@ def check_metrics(s):
     assert 'pola_http_requests_total{endpoint="infer",code="400"}' in text, text
     assert 'pola_http_requests_total{endpoint="classify",code="200"}' in text, text
     assert 'pola_queue_depth{model="swin"} 0' in text, text
-    print("/metrics: every family, requests by endpoint and code")
+    # Phases of the answered inference requests: one count per model for all seven phases, equal to
+    # that model's answered /infer and /classify requests; the engine's time in them is positive.
+    answered = sum(int(v) for e in ("infer", "classify")
+                   for v in re.findall(r'pola_http_requests_total\{endpoint="%s",code="200"\} (\d+)' % e, text))
+    counts = re.findall(r'pola_request_phase_seconds_count\{model="(\w+)",phase="(\w+)"\} (\d+)', text)
+    assert sorted({p for _, p, _ in counts}) == sorted(PHASES), counts
+    per_model = {m: int(n) for m, p, n in counts if p == "receive"}
+    assert all(int(n) == per_model[m] for m, _, n in counts), counts
+    assert sum(per_model.values()) == answered > 0, (per_model, answered)
+    inference = float(re.search(r'pola_request_phase_seconds_sum\{model="fashion",phase="inference"\} (\S+)', text)[1])
+    assert inference > 0, text
+    assert float(re.search(r"^process_cpu_seconds_total (\S+)$", text, re.M)[1]) > 0, text
+    print("/metrics: every family, requests by endpoint and code, request phases for every answered inference")
+
+
+def check_bench_serve(args, s):
+    """`pola bench-serve`: every timed request answered once, the batch sizes and the server's account of them."""
+    out = subprocess.run([args.pola, "bench-serve", "--url", f"http://127.0.0.1:{s.port}", "--model", "fashion",
+                          "--concurrency", "3", "--requests", "24", "--warmup", "4", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["ok"] == 24 and r["failed"] == 0 and r["concurrency"] == 3, r
+    assert sum(r["batch_sizes"].values()) == 24 and all(1 <= int(b) <= 3 for b in r["batch_sizes"]), r
+    assert 0 < r["p50_ms"] <= r["p99_ms"], r
+    assert sorted(r["server_phases_ms"]) == sorted(PHASES), r
+    assert r["server_phases_ms"]["inference"] > 0 and r["server_cpu_ms"] > 0 and r["client_cpu_ms"] > 0, r
+    print("bench-serve: 24 requests at concurrency 3, server phases and CPU reported")
 
 
 def check_limits(args, samples, work):
@@ -250,6 +284,7 @@ def main():
             shape = check_infer(args, s, samples, work)
             check_refusals(s, shape, samples)
             check_metrics(s)
+            check_bench_serve(args, s)
             s.check_alive("all requests")
             assert s.stop() == 0
             log = s.log()
