@@ -16,29 +16,15 @@
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import check, exit_status, make_fixtures, pola
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import safetensors_io  # noqa: E402  (independent reader: struct + json + numpy)
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
-
 
 def read_model(path):
     """(tensors, classes list, preprocess dict) of a model file, read without the engine."""
@@ -198,8 +184,7 @@ def main():
         if labelled:
             test_reconvert_keeps(args, labelled, names, work)
         test_refusals(args, f, work)
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all convert metadata checks passed")
 

@@ -14,30 +14,18 @@ and a wrong model file or --model combined with --spec/--size exits 1 naming the
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import skimage.io
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import check, exit_status, make_fixtures, pola
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import safetensors_io  # noqa: E402  (independent reader: struct + json + numpy)
 
-failures = []
 COLOUR = (200, 100, 50)  # any RGB; distinct per channel so a channel swap shows
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
 
 
 def preprocess_of(path):
@@ -104,8 +92,7 @@ def main():
             r = pola(args, "preprocess", *argv, "-o", out)
             ok = r.returncode == 1 and all(w in r.stderr for w in words) and "internal error" not in r.stderr
             check(ok, f"refused: {why}" + ("" if ok else f" (exit {r.returncode}: {r.stderr.strip()[:300]})"))
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all preprocess --model checks passed")
 
