@@ -33,6 +33,7 @@ import os
 import threading
 import time
 
+import dask
 import polaformer
 from dask.distributed import Client, LocalCluster, get_worker
 from distributed.comm import get_address_host
@@ -158,6 +159,18 @@ def image_paths(inputs):
     return out
 
 
+def passive_openmp_workers():
+    """A dask.config context: worker processes started in it get OMP_WAIT_POLICY=passive from their
+    first instruction on, unless this process's environment sets it (then they inherit that).
+
+    A worker shares its machine's cores with the Dask scheduler, nanny and event loop; an engine
+    run on an OpenMP team whose threads busy-wait can lose a time slice at every layer when another
+    thread takes a core (README "Performance"). OpenMP reads the policy once, when it loads, and
+    numpy's OpenMP BLAS loads it before a Nanny's `env=` applies: hence the pre-spawn environment.
+    """
+    return dask.config.set({"distributed.nanny.pre-spawn-environ.OMP_WAIT_POLICY": "passive"})
+
+
 def threads_by_host(client):
     """Dask task threads per host over the cluster's current workers."""
     counts = collections.Counter()
@@ -218,8 +231,9 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
         if scheduler:
             client = Client(scheduler)
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-                                   host="127.0.0.1", dashboard_address=None)
+            with passive_openmp_workers():
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
             client = Client(cluster)
         owned_client = client
     else:
