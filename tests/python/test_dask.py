@@ -74,13 +74,14 @@ def test_the_example_matches_pola_classify(inputs, pola_answers, pvt_path, tmp_p
 def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path, tmp_path):
     from dask.distributed import Client, LocalCluster
     from polaformer.dask import classify_files, passive_openmp_workers
+    # the caller's value wins (read now: starting workers puts the pre-spawn value into this process too)
+    policy = b"OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "passive").encode()
     with passive_openmp_workers():
         cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
                                dashboard_address=None)
     with cluster, Client(cluster) as client:
         # in the environment the worker processes started with (OpenMP reads it when it loads)
         started_with = client.run(lambda: open("/proc/self/environ", "rb").read().split(b"\0"))
-        policy = b"OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "passive").encode()  # the caller's wins
         assert all(policy in env for env in started_with.values()), started_with
         out = tmp_path / "labels.csv"
         summary = classify_files(inputs, pvt_path, str(out), client=client, top=5, batch=BATCH)
