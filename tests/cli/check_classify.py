@@ -9,14 +9,12 @@
 
   /usr/bin/python3 check_classify.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
-import tempfile
 
 import numpy as np
 
-from cli_fixtures import make_fixtures, pola_ok
+from cli_fixtures import fixture_work, pola_ok
 
 TOP = 4
 
@@ -27,14 +25,7 @@ def classify_json(args, model, images, *extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_classify_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_classify_") as (args, work, f):
         model = f["model"]
         images = [f["photo"], f["photo2"], f["photo"]]
 

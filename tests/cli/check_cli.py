@@ -9,13 +9,11 @@ exit 1 with a message on stderr that names the offending file, and never as an i
 
   /usr/bin/python3 check_cli.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import os
 import re
 import sys
-import tempfile
 
-from cli_fixtures import check, exit_status, failures, make_fixtures, pola, process_detail
+from cli_fixtures import check, exit_status, failures, fixture_work, pola, process_detail
 
 
 def subcommands(args):
@@ -51,14 +49,7 @@ def bad_image_cases(f):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_cli_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_cli_") as (args, work, f):
         out = os.path.join(work, "out")
         os.makedirs(out, exist_ok=True)
 

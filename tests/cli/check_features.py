@@ -12,27 +12,19 @@ Values against the PyTorch reference are the parity tests' job (tests/parity, *_
 
   /usr/bin/python3 check_features.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 
-from cli_fixtures import check, exit_status, make_fixtures, pola, pola_ok
+from cli_fixtures import check, exit_status, fixture_work, pola, pola_ok
 
 def files(d):
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_features_") as tmp:
-        work = args.keep or tmp
-        f = make_fixtures(work)
+    with fixture_work("pola_features_") as (args, work, f):
         rng = np.random.default_rng(21)
         odd = os.path.join(work, "odd.npy")          # 66 x 90: no multiple of 8
         x = rng.standard_normal((2, 3, 66, 90)).astype(np.float32)

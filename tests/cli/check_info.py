@@ -10,13 +10,11 @@ no default would produce. Then:
 
   /usr/bin/python3 check_info.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
 import sys
-import tempfile
 
-from cli_fixtures import check, exit_status, make_fixtures, pola_ok
+from cli_fixtures import check, exit_status, fixture_work, pola_ok
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import model_integrity  # noqa: E402  (re-seals edited files: format version 2)
@@ -38,14 +36,7 @@ def relabelled_copy(src, dst):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_info_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_info_") as (args, work, f):
         model = os.path.join(work, "relabelled.pola")
         names, pre = relabelled_copy(f["model"], model)
 

@@ -11,16 +11,14 @@ and a wrong model file or --model combined with --spec/--size exits 1 naming the
 
   /usr/bin/python3 check_preprocess_model.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
 import sys
-import tempfile
 
 import numpy as np
 import skimage.io
 
-from cli_fixtures import check, exit_status, make_fixtures, pola
+from cli_fixtures import check, exit_status, fixture_work, pola
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import safetensors_io  # noqa: E402  (independent reader: struct + json + numpy)
@@ -44,14 +42,7 @@ def preprocessed(args, model, image, out):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_preprocess_model_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_preprocess_model_") as (args, work, f):
         model_a = f["model"]
         model_b = os.path.join(work, "other_norm.pola")
         r = pola(args, "convert", model_a, "-o", model_b, "--mean", "0.2,0.3,0.4", "--std", "0.5,0.25,0.125")

@@ -1,9 +1,12 @@
 """What the CLI checks (check_*.py) share: running `pola` and recording checks, and the files
 they feed it (a small model made by the PyTorch reference, a photo, and the kinds of wrong file
 users pass by mistake)."""
+import argparse
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -51,6 +54,20 @@ def exit_status():
 
 
 # ---- fixture files --------------------------------------------------------------------------
+@contextlib.contextmanager
+def fixture_work(prefix):
+    """The usual start of a check: parses --pola (the tool) and --keep DIR, makes the fixture files
+    in a work folder (a temporary one removed afterwards, or DIR, kept); yields (args, work, files)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pola", required=True)
+    ap.add_argument("--keep", help="work in this directory and keep it")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        work = args.keep or tmp
+        os.makedirs(work, exist_ok=True)
+        yield args, work, make_fixtures(work)
+
+
 # A 3-channel 72 x 72 PVT with spatial reduction (21 classes): small, and its
 # preprocess metadata is usable for images.
 FIXTURE_ARCH = "reduced_pvt_sr"
