@@ -30,7 +30,7 @@ fi
 
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   CC="$CC_FUZZ" CXX="$CXX_FUZZ" cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g" \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1" \
     -DPOLA_SANITIZE=address,undefined -DPOLA_FUZZ=ON -DPOLA_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j"${POLA_JOBS:-2}" --target "${selected[@]/#/fuzz_}"
