@@ -2,11 +2,15 @@
 """Benchmark (not a test): Fashion-MNIST images/s of `pola eval` alone against the Dask example's
 library (polaformer.dask) on a LocalCluster, on the same PNG files:
 
-  eval        pola eval --data <ImageFolder of the PNGs> (all cores; the baseline)
-  eval -t 1   the same with one engine thread (for reference: small images scale poorly across threads)
-  dask 1x2    1 worker process x 1 task thread, the engine with 2 threads per run
-  dask 2x1    2 worker processes x 1 task thread, the engine with 1 thread each
-  dask 1x2t   1 worker process x 2 task threads sharing one model, 1 engine thread each
+  eval             pola eval --data <ImageFolder of the PNGs> (all cores; the baseline)
+  eval -t 1        the same with one engine thread (for reference: small images scale poorly across threads)
+  dask 1x2         1 worker process x 2 Dask task threads (Dask's "1 worker x 2 threads"), the defaults:
+                   each task thread's share of the 2 cores is 1, so one lane of a one-thread engine
+  dask 2x1         2 worker processes x 1 task thread, the defaults (one one-thread lane each)
+  dask 1x1 lanes   1 worker process x 1 task thread, the defaults: its share is both cores, so each
+                   task's batch runs as 2 lanes of a one-thread engine at once
+  dask 1x1 team    1 worker process x 1 task thread, --engine-threads 2: one run at a time on an
+                   OpenMP team of 2 (what the library did before lanes; for comparison)
 
 Efficiency = Dask images/s / eval images/s, measured in alternating rounds (eval, then each Dask
 layout, repeated), reported as the median of the per-round ratios (goal >= 0.9). Dask times cover
@@ -14,16 +18,16 @@ the job (submit to last result written, including each worker's model load); the
 before the clock and closed after it, as a long-lived cluster would be. eval is timed as a process
 (start to exit, model load included). Each Dask run reports every worker's model-load count (must be 1).
 
-The machine's CPU (lscpu model name, ISA flags, the engine's chosen ISA) and the load average before
-and after go into the result file: figures taken while other jobs run are noisy; re-run in a quiet window.
+The machine (bench/bench_env.py: CPU model name, ISA flags, cores, commit, pola --version) and the
+load average before and after go into the result file: figures taken while other jobs run are noisy;
+re-run in a quiet window.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/dask/dask_scaleout.py --pola build/apps/pola \\
-        --images 10000 --rounds 3 --out bench/dask/results-$(date +%Y%m%d).json
+        --images 10000 --rounds 3 --out bench/dask/results-$(date +%Y-%m-%d).json
 """
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,22 +38,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(SOURCE, "training"))
 import fashion_data  # noqa: E402  (the project's IDX reader)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import bench_env  # noqa: E402  (the machine, for the result file)
 
-LAYOUTS = {  # name: (workers, task threads per worker, engine threads per run)
-    "dask 1x2": (1, 1, 2),
-    "dask 2x1": (2, 1, 1),
-    "dask 1x2t": (1, 2, 1),
+LAYOUTS = {  # name: (workers, task threads per worker, engine threads per run, lanes per task); None = default
+    "dask 1x2": (1, 2, None, None),
+    "dask 2x1": (2, 1, None, None),
+    "dask 1x1 lanes": (1, 1, None, None),
+    "dask 1x1 team": (1, 1, 2, 1),
 }
-
-
-def cpu_description(pola):
-    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in lscpu.splitlines() if line.startswith("Flags")), [])
-    isa = [f for f in ("avx512f", "avx512_bf16", "amx_bf16", "avx2", "fma") if f in flags]
-    version = subprocess.run([pola, "--version"], capture_output=True, text=True).stdout.strip()
-    return {"model_name": model, "isa_flags": isa, "cores": os.cpu_count(), "pola_version": version,
-            "python": platform.python_version()}
 
 
 def folder_name(cls):
@@ -87,12 +84,13 @@ def run_eval(pola, model, folder, batch, threads=0):
 def run_dask(layout, paths, model, batch, out_file):
     from dask.distributed import Client, LocalCluster
     from polaformer.dask import classify_files
-    workers, task_threads, engine_threads = LAYOUTS[layout]
+    workers, task_threads, engine_threads, lanes = LAYOUTS[layout]
+    # The workers inherit OMP_WAIT_POLICY from this process's environment (main sets it).
     with LocalCluster(n_workers=workers, threads_per_worker=task_threads, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.wait_for_workers(workers)
-        summary = classify_files(paths, model, out_file, client=client, engine_threads=engine_threads, top=1,
-                                 batch=batch)
+        summary = classify_files(paths, model, out_file, client=client, engine_threads=engine_threads, lanes=lanes,
+                                 top=1, batch=batch)
     loads = {address: counts["loads"] for address, counts in summary["workers"].items()}
     return {"images": summary["images"], "errors": summary["errors"], "seconds": summary["seconds"],
             "images_per_second": summary["images_per_second"], "model_loads_per_worker": loads}
@@ -113,15 +111,23 @@ def main():
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help="Dask layouts to run (default: all)")
     ap.add_argument("--workdir", help="where the PNG files go (default: a temporary folder)")
     ap.add_argument("--out", help="write the results as JSON here too")
+    ap.add_argument("--omp-wait-policy", default="passive",
+                    help="OMP_WAIT_POLICY for eval and the Dask workers alike (default passive, what polaformer.dask "
+                         "sets for the clusters it starts; '' = unset: OpenMP's busy-waiting default)")
     a = ap.parse_args()
+    # eval and the Dask workers inherit it alike
+    if a.omp_wait_policy:
+        os.environ["OMP_WAIT_POLICY"] = a.omp_wait_policy
+    else:
+        os.environ.pop("OMP_WAIT_POLICY", None)
     import polaformer
     classes = polaformer.Model(a.model, threads=1).classes
     layouts = [name for name in a.layouts.split(",") if name]
     for name in layouts:
         if name not in LAYOUTS:
             sys.exit(f"unknown layout '{name}'; known: {', '.join(LAYOUTS)}")
-    result = {"cpu": cpu_description(a.pola), "loadavg_before": os.getloadavg(), "images": a.images,
-              "batch": a.batch, "model": a.model, "rounds": []}
+    result = {"machine": bench_env.environment(a.pola), "loadavg_before": os.getloadavg(), "images": a.images,
+              "batch": a.batch, "model": a.model, "omp_wait_policy": a.omp_wait_policy or "(unset)", "rounds": []}
     with tempfile.TemporaryDirectory() as scratch:
         folder = a.workdir or os.path.join(scratch, "fashion")
         paths = write_image_folder(folder, a.images, classes)
@@ -142,6 +148,8 @@ def main():
         result["top1_disagreements_between_layouts"] = sum(
             agreement[names[0]][p] != agreement[n][p] for n in names[1:] for p in agreement[names[0]])
     result["loadavg_after"] = os.getloadavg()
+    # Other jobs on the machine (a load average near or above its cores) make every figure noisy.
+    result["under_load"] = max(result["loadavg_before"][0], result["loadavg_after"][0]) > 0.5
     result["summary"] = {f"{name} images/s (median)": statistics.median(e[name]["images_per_second"]
                                                                         for e in result["rounds"])
                          for name in ("eval", "eval -t 1")}

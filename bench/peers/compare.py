@@ -27,6 +27,9 @@ from peer_models import REPO, ModelCase
 from peer_runs import HERE, OPENBLAS_TUNING_VARS, MeasurementTimeout, Runners, log
 from results_report import save_results, write_report
 
+sys.path.insert(0, os.path.join(HERE, ".."))
+import bench_env  # noqa: E402  (the machine, for the result file)
+
 ALL_MODELS = ["pola_pvt_tiny", "pola_pvt_small", "pola_swin_t", "pola_swin_s"]
 QUICK = {"models": "pola_swin_t,pola_pvt_tiny", "batches": "1", "threads": "2"}
 # fp32 peak of these 2 cores as measured here on a quiet machine (Nov 2026): oneDNN's f32 matmul
@@ -95,24 +98,17 @@ def command_output(cmd):
 
 def bf16_capability():
     """Which native bf16 instructions this CPU has (what engine_bf16 runs on), from /proc/cpuinfo."""
-    with open("/proc/cpuinfo") as f:
-        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    flags = bench_env.cpu_flags()
     found = [name for flag, name in (("amx_bf16", "AMX-BF16"), ("avx512_bf16", "AVX512-BF16")) if flag in flags]
     return ", ".join(found) or "none (engine_bf16 is refused; PyTorch bf16 emulates it)"
 
 
 def machine_description():
-    cpu = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
     import torch  # only for its version; the timed PyTorch runs in child processes
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu, "cpu_bf16": bf16_capability(), "cores": os.cpu_count(), "kernel": platform.release(),
-        "git_head": command_output(["git", "rev-parse", "--short", "HEAD"]),
+        "cpu": bench_env.cpu_model(), "cpu_bf16": bf16_capability(), "cores": bench_env.cores(),
+        "kernel": platform.release(), "git_head": bench_env.git_commit(REPO),
         # Other engineers share this checkout: say whether the engine was built from edited sources.
         "engine_sources_dirty": command_output(["git", "status", "--porcelain", "--", "engine", "kernels",
                                                 "weights", "apps", "CMakeLists.txt"]) != "",

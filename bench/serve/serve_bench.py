@@ -40,21 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "serve"))
 from serve_fixture import Server  # noqa: E402
-
-
-def cpu_description():
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, {os.cpu_count()} logical cores"
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+sys.path.insert(0, os.path.join(HERE, ".."))
+from bench_env import cpu_description, loadavg  # noqa: E402  (the machine, for the result file)
 
 
 def run_json(cmd, env):

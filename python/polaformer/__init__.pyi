@@ -26,7 +26,7 @@ class Model:
         allow_nonfinite: bool = False,
     ) -> None: ...
     def run(self, x: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        """Logits (N, classes) of a preprocessed (N, C, H, W) batch."""
+        """Logits (N, classes) of a preprocessed (N, C, H, W) batch, at any H x W the model accepts."""
     def classify(
         self, images: Union[Image, Iterable[Image]], top: int = 5, batch: int = 32
     ) -> list[list[tuple[str, float]]]:

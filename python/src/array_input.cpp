@@ -35,9 +35,11 @@ py::array checked_batch(const py::object &x, const ImageShape &shape) {
   if (kind != 'f' && kind != 'i' && kind != 'u')
     throw_input_error("Model.run: x has dtype " + dtype_name(a.dtype()) +
                       ", not real numbers; expected float32 (other float and integer types are converted)");
-  if (a.ndim() != 4 || a.shape(1) != shape.channels || a.shape(2) != shape.height || a.shape(3) != shape.width)
+  if (a.ndim() != 4 || a.shape(1) != shape.channels)
     throw_input_error("Model.run: x has shape " + shape_text(a) + "; expected " + expected +
-                      " (N preprocessed images, NCHW; Model.preprocess makes one from an image)");
+                      " or (N, " + std::to_string(shape.channels) +
+                      ", H, W) at another size the model accepts (N preprocessed images, NCHW; "
+                      "Model.preprocess makes one from an image)");
   return a;
 }
 

@@ -1,5 +1,6 @@
 // The NCHW batch Model.run takes: any array-like numpy can read, checked
-// against the model's input shape before anything is copied or run.
+// against the model's channels before anything is copied or run (the height
+// and width are the library's to judge: pola_model_check_size).
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,10 @@ struct ImageShape {
 // "float32", "complex128", "<U3", ...
 std::string dtype_name(const pybind11::dtype &dtype);
 
-// `x` as a numpy array of real numbers with shape (N, C, H, W); raises
-// polaformer.InputError (a ValueError) naming the problem otherwise (None,
-// 0-d, wrong rank or shape, bool/complex/object/string dtypes).
+// `x` as a numpy array of real numbers with shape (N, C, H, W), C the
+// model's channels (`shape` is the model's own input, named in messages);
+// raises polaformer.InputError (a ValueError) naming the problem otherwise
+// (None, 0-d, wrong rank or channels, bool/complex/object/string dtypes).
 pybind11::array checked_batch(const pybind11::object &x, const ImageShape &shape);
 
 // True when `a` can be handed to the engine as it is: float32, native byte

@@ -48,16 +48,19 @@ const char *kRunDoc = R"doc(run(x) -> numpy.ndarray
 
 Logits of a batch of preprocessed images, float32 of shape (N, classes).
 
-x is an (N, C, H, W) array with (C, H, W) == input_shape (N = 0 gives an
-empty result). A C-contiguous float32 array is read in place, without a
-copy; other layouts (strided, broadcast, Fortran order) and other real
-dtypes (float64, float16, integers) are converted a slice of images at a
-time. Anything else (None, 0-d or wrong-rank arrays, a wrong image shape,
+x is an (N, C, H, W) array with (C, H, W) == input_shape, or with C the
+model's channels and any H x W the model accepts (multiples of 32 for the
+released models, as `pola run`; another size raises polaformer.InputError
+naming the nearest valid ones). N = 0 gives an empty result. A
+C-contiguous float32 array is read in place, without a copy; other
+layouts (strided, broadcast, Fortran order) and other real dtypes
+(float64, float16, integers) are converted a slice of images at a time.
+Anything else (None, 0-d or wrong-rank arrays, wrong channels,
 bool/complex/object/string dtypes) raises polaformer.InputError, a
 ValueError, before anything runs, and so does a batch whose logits would
-exceed 1 GiB. Large batches run in engine calls of 256 images; an image's
-logits depend on that image only (another batch size may move them by
-float rounding, ~1e-6).)doc";
+exceed 1 GiB. Large batches run in engine calls of 256 images (fewer for
+images larger than input_shape); an image's logits depend on that image
+only (another batch size may move them by float rounding, ~1e-6).)doc";
 
 const char *kClassifyDoc = R"doc(classify(images, top=5, batch=32) -> list[list[tuple[str, float]]]
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include "errors.h"
@@ -91,13 +92,22 @@ PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.p
   classes_ = model_.class_names();
 }
 
-void PyModel::run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image) {
-  const int64_t per_image = static_cast<int64_t>(shape_.channels) * shape_.height * shape_.width;
+int64_t PyModel::images_per_call(int height, int width) const {
+  const int64_t own = static_cast<int64_t>(shape_.height) * shape_.width;
+  const int64_t asked = static_cast<int64_t>(height) * width;
+  return std::clamp<int64_t>(kMaxRunImages * own / std::max<int64_t>(1, asked), 1, kMaxRunImages);
+}
+
+void PyModel::run_released(const char *caller, const float *input, int64_t count, int height, int width, float *logits,
+                           int64_t first_image) {
+  const int64_t per_image = static_cast<int64_t>(shape_.channels) * height * width;
   const int64_t classes = static_cast<int64_t>(classes_.size());
-  for (int64_t begin = 0; begin < count; begin += kMaxRunImages) {
-    const int n = static_cast<int>(std::min(kMaxRunImages, count - begin));
+  const int64_t per_call = images_per_call(height, width);
+  for (int64_t begin = 0; begin < count; begin += per_call) {
+    const int n = static_cast<int>(std::min(per_call, count - begin));
     ProbeScope probe;
-    const pola_status status = pola_model_run(model_.get(), input + begin * per_image, n, logits + begin * classes);
+    const pola_status status =
+        pola_model_run_sized(model_.get(), input + begin * per_image, n, height, width, logits + begin * classes);
     if (status == POLA_OK) continue;
     // The engine numbers images within its call; say which images of the caller's batch those are.
     const int64_t first = first_image + begin;
@@ -112,6 +122,14 @@ void PyModel::run_released(const char *caller, const float *input, int64_t count
 py::array_t<float> PyModel::run(const py::object &x) {
   const py::array batch = checked_batch(x, shape_);
   const int64_t count = batch.shape(0);
+  // Any size the model accepts: the library judges it (and names the nearest valid sizes).
+  const py::ssize_t h = batch.shape(2), w = batch.shape(3);
+  if (h > std::numeric_limits<int>::max() || w > std::numeric_limits<int>::max())
+    throw_input_error("Model.run: x has images of " + std::to_string(h) + "x" + std::to_string(w) +
+                      " pixels, more than the engine takes");
+  const int height = static_cast<int>(h), width = static_cast<int>(w);
+  if (pola_model_check_size(model_.get(), height, width) != POLA_OK)
+    throw_input_error(std::string("Model.run: ") + pola_last_error());
   const int64_t classes = static_cast<int64_t>(classes_.size());
   const int64_t max_count = std::max<int64_t>(1, kMaxLogitsPerCall / std::max<int64_t>(1, classes));
   if (count > max_count) // e.g. a broadcast view: never allocate (or run) that many
@@ -123,17 +141,18 @@ py::array_t<float> PyModel::run(const py::object &x) {
   if (usable_without_copy(batch)) { // the caller's memory, read in place
     const float *in = static_cast<const float *>(batch.data());
     py::gil_scoped_release nogil;
-    run_released("Model.run", in, count, out, 0);
+    run_released("Model.run", in, count, height, width, out, 0);
     return logits;
   }
   // Converted a slice at a time, so a broadcast or strided view of a huge
   // batch never turns into one huge copy.
-  for (int64_t begin = 0; begin < count; begin += kMaxRunImages) {
-    const int64_t n = std::min(kMaxRunImages, count - begin);
+  const int64_t per_call = images_per_call(height, width);
+  for (int64_t begin = 0; begin < count; begin += per_call) {
+    const int64_t n = std::min(per_call, count - begin);
     const auto part = float32_slice(batch, begin, n);
     const float *in = part.data();
     py::gil_scoped_release nogil;
-    run_released("Model.run", in, n, out + begin * classes, begin);
+    run_released("Model.run", in, n, height, width, out + begin * classes, begin);
   }
   return logits;
 }
@@ -186,7 +205,8 @@ std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const 
     x.resize(n * per_image);
     logits.resize(n * static_cast<size_t>(classes));
     preprocess_parallel(sources, begin, n, per_image, x.data());
-    run_released("Model.classify", x.data(), static_cast<int64_t>(n), logits.data(), static_cast<int64_t>(begin));
+    run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
+                 static_cast<int64_t>(begin));
     for (size_t j = 0; j < n; ++j) {
       std::vector<std::pair<std::string, float>> ranked;
       for (const auto &[index, prob] : polaformer::top_k(logits.data() + j * classes, classes, top))

@@ -47,10 +47,14 @@ class PyModel {
                             const pybind11::object &precision, bool allow_nonfinite);
   explicit PyModel(const LoadArgs &args);
 
-  // Runs `count` preprocessed images (GIL released by the caller), in
-  // engine calls of at most kMaxRunImages; `first_image` is the number of
-  // input[0] in the caller's batch, for messages.
-  void run_released(const char *caller, const float *input, int64_t count, float *logits, int64_t first_image);
+  // Runs `count` preprocessed images of height x width (GIL released by the
+  // caller), in engine calls of at most images_per_call(height, width);
+  // `first_image` is the number of input[0] in the caller's batch, for messages.
+  void run_released(const char *caller, const float *input, int64_t count, int height, int width, float *logits,
+                    int64_t first_image);
+  // kMaxRunImages at the model's own size, proportionally fewer (at least 1)
+  // for larger images, so an engine call's scratch memory stays bounded.
+  int64_t images_per_call(int height, int width) const;
   // Decodes and preprocesses sources [begin, begin + n) into x on the
   // model's threads, as `pola eval` does: for small models decoding costs as
   // much as the run. The first failing image's error is raised.
@@ -64,7 +68,8 @@ class PyModel {
   std::vector<std::string> classes_;
 };
 
-// Largest batch handed to the engine in one call: bigger batches are split,
+// Largest batch of the model's own input size handed to the engine in one
+// call (larger images: fewer, see PyModel::images_per_call): bigger batches are split,
 // which bounds the engine's scratch memory. Each image's logits depend on that
 // image only; the engine's kernels may block another batch size differently,
 // which moves logits by float rounding only (~1e-6).

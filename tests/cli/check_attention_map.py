@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zlib
@@ -38,6 +37,8 @@ from make_case import make_case  # noqa: E402
 from pola_config import get_config, stage_resolutions  # noqa: E402
 from pola_swin import window_and_shift, window_partition  # noqa: E402
 from polaformer_ref import build_model, run  # noqa: E402
+
+from cli_fixtures import pola_ok  # noqa: E402
 
 # (arch, seed, [(block, (x, y) query pixel), ...]); queries include corners so shifted
 # windows that wrap around the grid edge are covered.
@@ -126,13 +127,6 @@ def reference_map(cfg, features, block, qx, qy):
     return full.reshape(R, R)
 
 
-def pola(args, *argv, expect=0):
-    r = subprocess.run([args.pola, *argv], capture_output=True, text=True)
-    if r.returncode != expect:
-        sys.exit(f"FAIL: {' '.join(argv)}: exit {r.returncode}, expected {expect}\n{r.stdout}{r.stderr}")
-    return r
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pola", required=True)
@@ -151,11 +145,11 @@ def main():
             model_path = os.path.join(case, "model.pola")
             model, cfg, meta = load_reference(model_path)
             x_path = os.path.join(case, "photo.npy")
-            pola(args, "preprocess", photo, "--spec", meta["preprocess"], "-o", x_path)
+            pola_ok(args, "preprocess", photo, "--spec", meta["preprocess"], "-o", x_path)
             x = np.load(x_path)
             for block, (qx, qy) in queries:
                 png, npy = os.path.join(case, f"{block}_{qx}_{qy}.png"), os.path.join(case, f"{block}_{qx}_{qy}.npy")
-                pola(args, "attention-map", "-m", model_path, photo, "--block", block, "--query", f"{qx},{qy}",
+                pola_ok(args, "attention-map", "-m", model_path, photo, "--block", block, "--query", f"{qx},{qy}",
                      "-o", png, "--npy", npy, "--zoom", "2", "--threads", "1")
                 got = np.load(npy).astype(np.float64)
                 want = reference_map(cfg, capture_features(model, x, block), block, qx, qy)
@@ -171,16 +165,16 @@ def main():
         # Refusals name what is wrong.
         pvt_model = os.path.join(work, "reduced_pvt_sr", "model.pola")
         out = os.path.join(work, "bad.png")
-        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
+        r = pola_ok(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
                  expect=1)
         assert "block9.0" in r.stderr and "block1.0" in r.stderr, r.stderr
-        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.99999999999999999999",
+        r = pola_ok(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.99999999999999999999",
                  "--query", "1,1", "-o", out, expect=1)
         assert "no such block" in r.stderr, r.stderr
-        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "72,0", "-o", out,
+        r = pola_ok(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "72,0", "-o", out,
                  expect=1)
         assert "outside" in r.stderr, r.stderr
-        r = pola(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "3;4", "-o", out,
+        r = pola_ok(args, "attention-map", "-m", pvt_model, photo, "--block", "block1.0", "--query", "3;4", "-o", out,
                  expect=1)
         assert "X,Y" in r.stderr, r.stderr
         print(f"attention-map matches the reference (worst relative error {worst:.2e})")

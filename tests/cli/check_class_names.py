@@ -16,7 +16,6 @@ import ctypes
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -26,15 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import model_integrity  # noqa: E402  (re-seals edited files: format version 2)
 import safetensors_io  # noqa: E402
+from cli_fixtures import check, exit_status, pola, process_detail  # noqa: E402
 
 MODELS = os.path.join(HERE, "..", "..", "models")
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(f"{what}\n    {detail[:600]}")
 
 
 def with_classes(src, dst, classes_text):
@@ -71,10 +64,9 @@ def main():
                                   "-o", os.path.join(tmp, "map.png")],
             }
             for name, argv in commands.items():
-                r = subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=300)
+                r = pola(args, *argv, timeout=300)
                 check(r.returncode == 1 and model in r.stderr and "metadata 'classes'" in r.stderr,
-                      f"{label}: pola {name} refuses the file, naming it and 'classes'",
-                      f"exit {r.returncode}; stderr: {r.stderr}")
+                      f"{label}: pola {name} refuses the file, naming it and 'classes'", process_detail(r))
             if args.capi:
                 lib = ctypes.CDLL(args.capi)
                 lib.pola_last_error.restype = ctypes.c_char_p
@@ -84,10 +76,9 @@ def main():
                 check(status == 1 and model in err and "metadata 'classes'" in err,
                       f"{label}: pola_model_load returns POLA_ERROR_INPUT naming the file", f"{status}: {err}")
         # The file as shipped still loads everywhere.
-        r = subprocess.run([args.pola, "classify", "-m", src, image], capture_output=True, text=True, timeout=300)
-        check(r.returncode == 0, "the shipped model (10 names for 10 classes) classifies", r.stderr)
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+        r = pola(args, "classify", "-m", src, image, timeout=300)
+        check(r.returncode == 0, "the shipped model (10 names for 10 classes) classifies", process_detail(r))
+    if exit_status():
         sys.exit(1)
     print("all class-name checks passed")
 

@@ -9,53 +9,35 @@
 
   /usr/bin/python3 check_classify.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
-import subprocess
-import sys
-import tempfile
 
 import numpy as np
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import fixture_work, pola_ok
 
 TOP = 4
 
 
-def pola(args, *argv):
-    r = subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: pola {' '.join(argv)}: exit {r.returncode}\n{r.stderr}")
-    return r.stdout
-
-
 def classify_json(args, model, images, *extra):
-    lines = pola(args, "classify", "-m", model, *images, "--json", *extra).splitlines()
+    lines = pola_ok(args, "classify", "-m", model, *images, "--json", *extra).stdout.splitlines()
     return [json.loads(line) for line in lines]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_classify_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_classify_") as (args, work, f):
         model = f["model"]
         images = [f["photo"], f["photo2"], f["photo"]]
 
         # The expectation: preprocess each image, run the batch, softmax here.
-        meta_spec = json.loads(pola(args, "info", model, "--json"))["preprocess"]
+        meta_spec = json.loads(pola_ok(args, "info", model, "--json").stdout)["preprocess"]
         xs = []
         for i, img in enumerate(images):
             path = os.path.join(work, f"x{i}.npy")
-            pola(args, "preprocess", img, "--spec", json.dumps(meta_spec), "-o", path)
+            pola_ok(args, "preprocess", img, "--spec", json.dumps(meta_spec), "-o", path)
             xs.append(np.load(path))
         np.save(os.path.join(work, "batch.npy"), np.concatenate(xs))
-        pola(args, "run", "-m", model, "-i", os.path.join(work, "batch.npy"), "-o", os.path.join(work, "logits.npy"))
+        pola_ok(args, "run", "-m", model, "-i", os.path.join(work, "batch.npy"), "-o", os.path.join(work, "logits.npy"))
         logits = np.load(os.path.join(work, "logits.npy")).astype(np.float64)
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
@@ -78,7 +60,7 @@ def main():
         assert probs_listed == sorted(probs_listed, reverse=True), "not sorted best first"
         print("ok   --top beyond the class count lists every class once, best first, summing to 1")
 
-        table = pola(args, "classify", "-m", model, *images, "--top", "3").splitlines()
+        table = pola_ok(args, "classify", "-m", model, *images, "--top", "3").stdout.splitlines()
         assert table[0].split() == ["IMAGE", "RANK", "PROB", "CLASS"], table[0]
         assert len(table) == 1 + 3 * len(images), table
         prob_column = table[0].index("PROB") + len("PROB")

@@ -9,31 +9,22 @@ exit 1 with a message on stderr that names the offending file, and never as an i
 
   /usr/bin/python3 check_cli.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
-from cli_fixtures import make_fixtures
-
-failures = []
-
-
-def pola(args, argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
+from cli_fixtures import check, exit_status, failures, fixture_work, pola, process_detail
 
 
 def subcommands(args):
-    r = pola(args, ["--help"])
+    r = pola(args, "--help")
     assert r.returncode == 0, r
     section = r.stdout.split("Subcommands:", 1)[1]
     return re.findall(r"^  (\S+)", section, flags=re.M)
 
 
 def expect(args, argv, code, names=None, why=""):
-    r = pola(args, argv)
+    r = pola(args, *argv)
     problems = []
     if r.returncode != code:
         problems.append(f"exit {r.returncode}, expected {code}")
@@ -42,12 +33,7 @@ def expect(args, argv, code, names=None, why=""):
     if code == 1 and "internal error" in r.stderr:
         problems.append("reported as an internal error")
     label = f"pola {' '.join(argv)}" + (f" ({why})" if why else "")
-    if problems:
-        failures.append(f"{label}: {'; '.join(problems)}\n    stdout: {r.stdout.strip()[:300]}\n"
-                        f"    stderr: {r.stderr.strip()[:300]}")
-        print(f"FAIL {label}")
-    else:
-        print(f"ok   {label}")
+    check(not problems, label, f"{'; '.join(problems)}\n    {process_detail(r)}")
     return r
 
 
@@ -63,14 +49,7 @@ def bad_image_cases(f):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_cli_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_cli_") as (args, work, f):
         out = os.path.join(work, "out")
         os.makedirs(out, exist_ok=True)
 
@@ -127,8 +106,7 @@ def main():
         expect(args, run(f["input"]), 0, why="valid input")
         expect(args, ["classify", "-m", f["model"], f["photo"], f["photo2"]], 0, why="valid images")
 
-        if failures:
-            print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+        if exit_status():
             sys.exit(1)
         print("all CLI checks passed")
 

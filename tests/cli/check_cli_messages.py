@@ -19,18 +19,7 @@ import re
 import subprocess
 import sys
 
-failures = []
-
-
-def pola(args, argv, env=None):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
-
-
-def check(label, ok, r):
-    print(("ok   " if ok else "FAIL ") + label)
-    if not ok:
-        failures.append(f"{label}\n    exit {r.returncode}\n    stdout: {r.stdout[:400]}\n    stderr: {r.stderr[:400]}")
+from cli_fixtures import check, exit_status, pola, process_detail
 
 
 def usage_errors(args):
@@ -47,17 +36,18 @@ def usage_errors(args):
         (["bench", "-m", "m.pola", "--runs", "1.5"], ["--runs", "'1.5' is not a whole number"]),
     ]
     for argv, needles in cases:
-        r = pola(args, argv)
+        r = pola(args, *argv)
         ok = r.returncode == 1 and all(n in r.stderr for n in needles) and "internal error" not in r.stderr
         if "frobnicate" in argv:  # nothing is near it: no suggestion made up
             ok = ok and "did you mean" not in r.stderr
-        check(f"pola {' '.join(argv)} -> exit 1 naming {needles}", ok, r)
+        check(ok, f"pola {' '.join(argv)} -> exit 1 naming {needles}", process_detail(r))
     # Negative numbers and '-' are values, not options.
-    r = pola(args, ["classify", "-m", "missing.pola", "-k", "-3", "x.png"])
-    check("a negative number is a value (range error, not 'unknown option')",
-          r.returncode == 1 and "unknown option" not in r.stderr, r)
-    r = pola(args, [])
-    check("bare `pola` prints the usage and exits 1", r.returncode == 1 and "Usage: pola" in r.stderr, r)
+    r = pola(args, "classify", "-m", "missing.pola", "-k", "-3", "x.png")
+    check(r.returncode == 1 and "unknown option" not in r.stderr,
+          "a negative number is a value (range error, not 'unknown option')", process_detail(r))
+    r = pola(args)
+    check(r.returncode == 1 and "Usage: pola" in r.stderr, "bare `pola` prints the usage and exits 1",
+          process_detail(r))
 
 
 def non_model_files(args):
@@ -90,17 +80,17 @@ def non_model_files(args):
     }
     for name, needles in expected.items():
         for argv in (["info", paths[name]], ["classify", "-m", paths[name], paths["photo.png"]]):
-            r = pola(args, argv)
+            r = pola(args, *argv)
             ok = r.returncode == 1 and paths[name] in r.stderr and all(n in r.stderr for n in needles)
-            check(f"pola {argv[0]} with {name} as the model says {needles}", ok, r)
+            check(ok, f"pola {argv[0]} with {name} as the model says {needles}", process_detail(r))
 
 
 def help_defaults(args):
-    r = pola(args, ["classify", "--help"])
-    check("classify --help shows --top's default (5) and --batch's (8)",
-          r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout), r)
-    r = pola(args, ["bench", "--help"])
-    check("bench --help shows defaults", r.returncode == 0 and re.search(r"--runs\b.*=\d+", r.stdout), r)
+    r = pola(args, "classify", "--help")
+    check(r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout),
+          "classify --help shows --top's default (5) and --batch's (8)", process_detail(r))
+    r = pola(args, "bench", "--help")
+    check(r.returncode == 0 and re.search(r"--runs\b.*=\d+", r.stdout), "bench --help shows defaults", process_detail(r))
 
 
 def version(args):
@@ -110,17 +100,20 @@ def version(args):
     want_dnnl = ".".join(re.search(rf"#define DNNL_VERSION_{p} (\d+)", header).group(1)
                          for p in ("MAJOR", "MINOR", "PATCH"))
     rev = subprocess.run(["git", "-C", args.source, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    r = pola(args, ["--version"])
+    r = pola(args, "--version")
     out = r.stdout
-    check(f"--version: first line 'pola {want_version}'", r.returncode == 0 and out.startswith(f"pola {want_version}\n"), r)
+    check(r.returncode == 0 and out.startswith(f"pola {want_version}\n"), f"--version: first line 'pola {want_version}'",
+          process_detail(r))
     if rev.returncode == 0:
-        check(f"--version: revision {rev.stdout.strip()}", f"revision  {rev.stdout.strip()}" in out, r)
-    check("--version: compiler named", re.search(r"compiler  (gcc|clang) \d+\.\d+", out) is not None, r)
-    check(f"--version: oneDNN {want_dnnl}", f"oneDNN    {want_dnnl}" in out, r)
-    check("--version: the chosen ISA", re.search(r"isa       (scalar|avx2|avx512) ", out) is not None, r)
-    forced = pola(args, ["--version"], env={"POLA_ISA": "scalar"})
-    check("--version under POLA_ISA=scalar says scalar and why",
-          "isa       scalar (POLA_ISA=scalar)" in forced.stdout, forced)
+        check(f"revision  {rev.stdout.strip()}" in out, f"--version: revision {rev.stdout.strip()}", process_detail(r))
+    check(re.search(r"compiler  (gcc|clang) \d+\.\d+", out) is not None, "--version: compiler named",
+          process_detail(r))
+    check(f"oneDNN    {want_dnnl}" in out, f"--version: oneDNN {want_dnnl}", process_detail(r))
+    check(re.search(r"isa       (scalar|avx2|avx512) ", out) is not None, "--version: the chosen ISA",
+          process_detail(r))
+    forced = pola(args, "--version", env={"POLA_ISA": "scalar"})
+    check("isa       scalar (POLA_ISA=scalar)" in forced.stdout, "--version under POLA_ISA=scalar says scalar and why",
+          process_detail(forced))
 
 
 def main():
@@ -132,8 +125,7 @@ def main():
     non_model_files(args)
     help_defaults(args)
     version(args)
-    if failures:
-        print("\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all command-line message checks passed")
 

@@ -13,32 +13,16 @@
 
   /usr/bin/python3 check_convert_metadata.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import check, exit_status, fixture_work, pola
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import safetensors_io  # noqa: E402  (independent reader: struct + json + numpy)
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
-
 
 def read_model(path):
     """(tensors, classes list, preprocess dict) of a model file, read without the engine."""
@@ -186,20 +170,12 @@ def test_refusals(args, f, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_convert_meta_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_convert_meta_") as (args, work, f):
         labelled, names = test_labels_round_trip(args, f, work)
         if labelled:
             test_reconvert_keeps(args, labelled, names, work)
         test_refusals(args, f, work)
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all convert metadata checks passed")
 

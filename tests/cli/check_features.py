@@ -12,48 +12,19 @@ Values against the PyTorch reference are the parity tests' job (tests/parity, *_
 
   /usr/bin/python3 check_features.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-from cli_fixtures import make_fixtures
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
-
-
-def run_ok(args, *argv):
-    r = pola(args, *argv)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: pola {' '.join(argv)}: exit {r.returncode}\n{r.stderr}")
-    return r
-
+from cli_fixtures import check, exit_status, fixture_work, pola, pola_ok
 
 def files(d):
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_features_") as tmp:
-        work = args.keep or tmp
-        f = make_fixtures(work)
+    with fixture_work("pola_features_") as (args, work, f):
         rng = np.random.default_rng(21)
         odd = os.path.join(work, "odd.npy")          # 66 x 90: no multiple of 8
         x = rng.standard_normal((2, 3, 66, 90)).astype(np.float32)
@@ -67,13 +38,13 @@ def main():
               "width 88 or 96" in r.stderr and "--pad" in r.stderr,
               f"the message names the file, the nearest sizes and --pad: {r.stderr.strip()}")
 
-        run_ok(args, "run", "-m", f["model"], "-i", odd, "--pad", "-o", os.path.join(work, "l_pad.npy"))
-        run_ok(args, "run", "-m", f["model"], "-i", padded, "-o", os.path.join(work, "l_hand.npy"))
+        pola_ok(args, "run", "-m", f["model"], "-i", odd, "--pad", "-o", os.path.join(work, "l_pad.npy"))
+        pola_ok(args, "run", "-m", f["model"], "-i", padded, "-o", os.path.join(work, "l_hand.npy"))
         a, b = np.load(os.path.join(work, "l_pad.npy")), np.load(os.path.join(work, "l_hand.npy"))
         check(a.shape == (2, 21) and np.array_equal(a, b), "run --pad = zeros at the bottom and right")
 
         all_dir = os.path.join(work, "all")
-        run_ok(args, "features", "-m", f["model"], "-i", odd, "--pad", "-o", all_dir)
+        pola_ok(args, "features", "-m", f["model"], "-i", odd, "--pad", "-o", all_dir)
         check(files(all_dir) == ["pooled.npy", "stage1.npy", "stage2.npy", "stage3.npy", "stage4.npy"],
               f"every stage and the pooled embedding by default: {files(all_dir)}")
         shapes = [np.load(os.path.join(all_dir, f"stage{i}.npy")).shape for i in range(1, 5)]
@@ -83,16 +54,16 @@ def main():
         check(all(np.load(os.path.join(all_dir, n)).dtype == np.float32 for n in files(all_dir)), "float32")
 
         one_dir = os.path.join(work, "one")
-        run_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "2", "-o", one_dir)
+        pola_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "2", "-o", one_dir)
         check(files(one_dir) == ["stage2.npy"], f"--stages 2 writes stage2 only: {files(one_dir)}")
         check(np.array_equal(np.load(os.path.join(one_dir, "stage2.npy")), np.load(os.path.join(all_dir, "stage2.npy"))),
               "stage 2 alone equals stage 2 of the full run")
-        run_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "1", "--pooled", "-o", one_dir)
+        pola_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "1", "--pooled", "-o", one_dir)
         check(np.array_equal(np.load(os.path.join(one_dir, "pooled.npy")), np.load(os.path.join(all_dir, "pooled.npy"))),
               "--pooled with stage 1 gives the same pooled embedding")
 
         auto_dir = os.path.join(work, "auto")  # bf16 where the CPU has it (issue 19), else fp32
-        run_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "4", "--precision", "auto", "-o", auto_dir)
+        pola_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "4", "--precision", "auto", "-o", auto_dir)
         a, b = np.load(os.path.join(auto_dir, "stage4.npy")), np.load(os.path.join(all_dir, "stage4.npy"))
         check(a.shape == b.shape and np.abs(a - b).max() <= 0.1 * np.abs(b).max(),
               f"--precision auto stays near fp32 (max|diff| / max = {np.abs(a - b).max() / np.abs(b).max():.3g})")
@@ -100,9 +71,9 @@ def main():
         img_dir = os.path.join(work, "img")
         r = pola(args, "features", "-m", f["model"], f["photo"], "-o", img_dir)  # chelsea: 300 x 451
         check(r.returncode == 1 and "input size 300x451" in r.stderr, f"an image at its own size is checked: {r.stderr.strip()}")
-        run_ok(args, "features", "-m", f["model"], f["photo"], "--pad", "--stages", "1", "-o", img_dir)
+        pola_ok(args, "features", "-m", f["model"], f["photo"], "--pad", "--stages", "1", "-o", img_dir)
         check(np.load(os.path.join(img_dir, "stage1.npy")).shape == (1, 32, 76, 114), "--pad: 304x456 -> 76x114")
-        run_ok(args, "features", "-m", f["model"], f["photo"], f["photo2"], "--size", "64x96", "--stages", "4",
+        pola_ok(args, "features", "-m", f["model"], f["photo"], f["photo2"], "--size", "64x96", "--stages", "4",
                "-o", img_dir)
         check(np.load(os.path.join(img_dir, "stage4.npy")).shape == (2, 64, 8, 12), "--size 64x96 for two images")
         r = pola(args, "features", "-m", f["model"], f["photo"], f["photo2"], "--pad", "-o", img_dir)
@@ -117,8 +88,7 @@ def main():
         ]:
             r = pola(args, "features", "-m", f["model"], *argv, "-o", os.path.join(work, "bad"))
             check(r.returncode == 1 and want in r.stderr, f"features {' '.join(argv[-2:])}: exit 1, '{want}'")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
+    if exit_status():
         return 1
     print("all checks passed")
     return 0

@@ -10,34 +10,17 @@ no default would produce. Then:
 
   /usr/bin/python3 check_info.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import check, exit_status, fixture_work, pola_ok
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import model_integrity  # noqa: E402  (re-seals edited files: format version 2)
 import safetensors_io  # noqa: E402  (independent reader/writer: struct + json + numpy)
 
-failures = []
 SHOWN = 3  # the text form must show at least this many names
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    r = subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: pola {' '.join(argv)}: exit {r.returncode}\n{r.stderr}")
-    return r.stdout
 
 
 def relabelled_copy(src, dst):
@@ -53,23 +36,16 @@ def relabelled_copy(src, dst):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_info_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_info_") as (args, work, f):
         model = os.path.join(work, "relabelled.pola")
         names, pre = relabelled_copy(f["model"], model)
 
-        info = json.loads(pola(args, "info", model, "--json"))
+        info = json.loads(pola_ok(args, "info", model, "--json").stdout)
         check(info.get("classes") == names, "info --json: 'classes' is the file's list of names")
         check(info.get("preprocess") == pre, "info --json: 'preprocess' is the file's object")
         check(info.get("num_classes") == len(names), "info --json: num_classes counts them")
 
-        text = pola(args, "info", model)
+        text = pola_ok(args, "info", model).stdout
         lines = {line.split()[0]: line for line in text.splitlines()[1:] if line.strip()}
         classes_line, pre_line = lines.get("classes", ""), lines.get("preprocess", "")
         check(all(n in classes_line for n in names[:SHOWN]), f"info: the classes line shows the first {SHOWN} names "
@@ -79,8 +55,7 @@ def main():
             [json.dumps(v) for v in pre["mean"] + pre["std"]]
         check(all(w in pre_line for w in wanted), f"info: the preprocess line shows resize, crop, filter, mean, std "
                                                   f"({pre_line.strip()!r})")
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all info checks passed")
 

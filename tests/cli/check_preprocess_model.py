@@ -11,33 +11,19 @@ and a wrong model file or --model combined with --spec/--size exits 1 naming the
 
   /usr/bin/python3 check_preprocess_model.py --pola build/apps/pola [--keep DIR]
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import skimage.io
 
-from cli_fixtures import make_fixtures
+from cli_fixtures import check, exit_status, fixture_work, pola
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import safetensors_io  # noqa: E402  (independent reader: struct + json + numpy)
 
-failures = []
 COLOUR = (200, 100, 50)  # any RGB; distinct per channel so a channel swap shows
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def pola(args, *argv):
-    return subprocess.run([args.pola, *argv], capture_output=True, text=True, timeout=600)
 
 
 def preprocess_of(path):
@@ -56,14 +42,7 @@ def preprocessed(args, model, image, out):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pola", required=True)
-    ap.add_argument("--keep", help="work in this directory and keep it")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="pola_preprocess_model_") as tmp:
-        work = args.keep or tmp
-        os.makedirs(work, exist_ok=True)
-        f = make_fixtures(work)
+    with fixture_work("pola_preprocess_model_") as (args, work, f):
         model_a = f["model"]
         model_b = os.path.join(work, "other_norm.pola")
         r = pola(args, "convert", model_a, "-o", model_b, "--mean", "0.2,0.3,0.4", "--std", "0.5,0.25,0.125")
@@ -104,8 +83,7 @@ def main():
             r = pola(args, "preprocess", *argv, "-o", out)
             ok = r.returncode == 1 and all(w in r.stderr for w in words) and "internal error" not in r.stderr
             check(ok, f"refused: {why}" + ("" if ok else f" (exit {r.returncode}: {r.stderr.strip()[:300]})"))
-    if failures:
-        print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    if exit_status():
         sys.exit(1)
     print("all preprocess --model checks passed")
 

@@ -1,12 +1,72 @@
-"""Files the CLI tests feed to `pola`: a small model made by the PyTorch reference, a photo,
-and the kinds of wrong file users pass by mistake."""
+"""What the CLI checks (check_*.py) share: running `pola` and recording checks, and the files
+they feed it (a small model made by the PyTorch reference, a photo, and the kinds of wrong file
+users pass by mistake)."""
+import argparse
+import contextlib
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference")
 sys.path.insert(0, REFERENCE)
+
+# ---- running `pola` and recording checks --------------------------------------------------
+failures = []  # every failed check(), for exit_status()
+
+
+def pola(args, *argv, timeout=600, env=None):
+    """Runs the tool under test (args.pola) with argv; returns the CompletedProcess (text), whatever
+    it exits with. env: variables added to this process's environment."""
+    return subprocess.run([args.pola, *map(str, argv)], capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
+
+
+def pola_ok(args, *argv, expect=0, timeout=600):
+    """As pola(), but stops the whole check with a FAIL message unless the exit code is `expect`."""
+    r = pola(args, *argv, timeout=timeout)
+    if r.returncode != expect:
+        sys.exit(f"FAIL: pola {' '.join(map(str, argv))}: exit {r.returncode}, expected {expect}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def check(cond, what, detail=""):
+    """Prints 'ok' or 'FAIL' and `what`; a failure is kept (with `detail`) for exit_status()."""
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what + (f"\n    {detail}" if detail else ""))
+    return bool(cond)
+
+
+def process_detail(r):
+    """A finished `pola` run for a failure message: exit code and the start of stdout and stderr."""
+    return f"exit {r.returncode}\n    stdout: {r.stdout.strip()[:400]}\n    stderr: {r.stderr.strip()[:400]}"
+
+
+def exit_status():
+    """0 when every check passed; else prints the failures and returns 1."""
+    if not failures:
+        return 0
+    print(f"\n{len(failures)} failure(s):\n" + "\n".join(failures))
+    return 1
+
+
+# ---- fixture files --------------------------------------------------------------------------
+@contextlib.contextmanager
+def fixture_work(prefix):
+    """The usual start of a check: parses --pola (the tool) and --keep DIR, makes the fixture files
+    in a work folder (a temporary one removed afterwards, or DIR, kept); yields (args, work, files)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pola", required=True)
+    ap.add_argument("--keep", help="work in this directory and keep it")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        work = args.keep or tmp
+        os.makedirs(work, exist_ok=True)
+        yield args, work, make_fixtures(work)
+
 
 # A 3-channel 72 x 72 PVT with spatial reduction (21 classes): small, and its
 # preprocess metadata is usable for images.

@@ -1,4 +1,5 @@
-"""The binding gives what the `pola` tool gives on the same input: logits (pola run), preprocessed
+"""The binding gives what the `pola` tool gives on the same input: logits (pola run, at the model's
+size and another), preprocessed
 arrays (pola preprocess), top-k (pola classify --json) and the model description (pola info --json)."""
 import json
 
@@ -24,6 +25,18 @@ def test_run_equals_pola_run(model_and_path, rng, tmp_path):
     expected = np.load(tmp_path / "logits.npy")
     assert expected.shape == (7, model.num_classes)
     np.testing.assert_array_equal(model.run(x), expected)  # the same engine on the same batch: bit for bit
+
+
+def test_run_at_another_size_equals_pola_run(model_and_path, rng, tmp_path):
+    model, path = model_and_path
+    channels, height, width = model.input_shape
+    x = rng.normal(size=(3, channels, 2 * height, 3 * width)).astype(np.float32)  # not the model's own size
+    np.save(tmp_path / "x.npy", x)
+    pola("run", "-m", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "logits.npy", "--threads", 1)
+    got = model.run(x)
+    np.testing.assert_array_equal(got, np.load(tmp_path / "logits.npy"))
+    # and it is a different computation from the model's own size, not a resize or crop of the input
+    assert np.abs(got - model.run(np.ascontiguousarray(x[:, :, :height, :width]))).max() > 1e-3
 
 
 def test_auto_precision_run_equals_pola_run(model_and_path, rng, tmp_path):

@@ -73,13 +73,23 @@ def test_the_example_matches_pola_classify(inputs, pola_answers, pvt_path, tmp_p
 
 def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path, tmp_path):
     from dask.distributed import Client, LocalCluster
-    from polaformer.dask import classify_files
-    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    from polaformer.dask import classify_files, passive_openmp_workers
+    # the caller's value wins (read now: starting workers puts the pre-spawn value into this process too)
+    policy = b"OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "passive").encode()
+    with passive_openmp_workers():
+        cluster = LocalCluster(n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+    with cluster, Client(cluster) as client:
+        # in the environment the worker processes started with (OpenMP reads it when it loads)
+        started_with = client.run(lambda: open("/proc/self/environ", "rb").read().split(b"\0"))
+        assert all(policy in env for env in started_with.values()), started_with
         out = tmp_path / "labels.csv"
         summary = classify_files(inputs, pvt_path, str(out), client=client, top=5, batch=BATCH)
         # a second job on the same workers loads nothing new
         again = classify_files(inputs[:40], pvt_path, str(tmp_path / "again.csv"), client=client, batch=BATCH)
+        # each task's batch in 3 lanes at once (parts of 5-6 images, the bad one among them), in order
+        lanes = classify_files(inputs, pvt_path, str(tmp_path / "lanes.jsonl"), client=client, batch=BATCH, lanes=3,
+                               engine_threads=1)
     with open(out, newline="") as f:
         table = list(csv.DictReader(f))
     rows = [{"path": t["path"], "error": t["error"],
@@ -88,6 +98,25 @@ def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path
     assert_same_as_pola(rows, inputs, pola_answers)
     assert_loaded_once_per_worker(summary, math.ceil(301 / BATCH))
     assert all(w["loads"] <= 1 for w in again["workers"].values())
+    lane_rows = [json.loads(line) for line in (tmp_path / "lanes.jsonl").read_text().splitlines()]
+    for row in lane_rows:
+        row["top"] = [(t["class"], t["prob"]) for t in row["top"]]
+    assert_same_as_pola(lane_rows, inputs, pola_answers)
+    assert lanes["errors"] == 1 and all(w["loads"] <= 1 for w in lanes["workers"].values())
+
+
+@pytest.mark.parametrize("share, batch, lanes, engine_threads, expected", [
+    (2, 64, None, None, (2, 1)),    # a 2-core share: two one-thread lanes of 32 images
+    (1, 64, None, None, (1, 1)),
+    (32, 64, None, None, (8, 4)),   # lanes of at least 8 images; the rest of the share as engine threads
+    (4, 8, None, None, (1, 4)),     # a small batch: one lane on the whole share
+    (2, 64, None, 2, (1, 2)),       # engine_threads alone: one run on that many threads
+    (2, 64, 3, None, (3, 1)),
+    (8, 64, 2, 3, (2, 3)),
+])
+def test_lanes_and_threads(share, batch, lanes, engine_threads, expected):
+    from polaformer.dask import lanes_and_threads
+    assert lanes_and_threads(share, batch, lanes, engine_threads) == expected
 
 
 def test_a_bad_model_fails_at_once_before_a_cluster_starts(samples, tmp_path):
