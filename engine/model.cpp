@@ -53,8 +53,7 @@ std::unique_ptr<Plan> Model::build(const PlanKey &key) {
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   ctx.precisions.gemm = ctx.precisions.embed = precision_.precision;
   ctx.precisions.attention = precision_.precision;
-  if (cfg_.family == Family::pvt) models::build_pvt(ctx);
-  else models::build_swin(ctx);
+  models::builder_for(cfg_.family)(ctx);
   // Activation sizes come from the file's config, not from its tensors (Swin
   // windows of one token need almost no weights for 2^30 tokens): refuse
   // absurd ones before allocating. The released models need under 100 MB per

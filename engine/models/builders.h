@@ -3,10 +3,17 @@
 #pragma once
 
 #include "engine/models/build_context.h"
+#include "model/model_config.h"
 
 namespace pola::models {
 
 void build_pvt(BuildContext &ctx);
 void build_swin(BuildContext &ctx);
+
+// The builder of a family (engine/models/family_builders.cpp holds the one
+// table: a new family adds its builder there, next to its line in
+// model/family.cpp). Throws std::logic_error for a family with no builder.
+using BuildFn = void (*)(BuildContext &ctx);
+BuildFn builder_for(Family family);
 
 } // namespace pola::models
