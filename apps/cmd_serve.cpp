@@ -42,8 +42,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--max-wait-ms", o->max_wait_ms, "Longest a request waits for others to batch with")
       ->check(CLI::Range(0.0, 10000.0));
   c->add_option("--batch-policy", *policy,
-                "adaptive: a batch waits (up to --max-wait-ms) for requests already being received and for as "
-                "many images as the previous batch held, so a lone request after a lone one runs at once; fixed: "
+                "adaptive: a batch waits (up to --max-wait-ms once the model is free) for requests already being "
+                "received and for as many images as the previous batch held plus those that arrived while it "
+                "ran, so a lone request after a lone one runs at once; fixed: "
                 "every batch waits --max-wait-ms for company")
       ->check(CLI::IsMember({"adaptive", "fixed"}));
   c->add_option("--max-queue", o->max_queue, "Most images waiting per model; more are refused with 503")

@@ -30,8 +30,8 @@ struct BatchLimits {
   std::chrono::microseconds max_wait{2000};  // longest a request waits for company
   int max_queue = 256;         // images waiting, at most
   // false (adaptive): wait only for requests being received and for the
-  // previous batch's size (see next_batch); true (fixed): every batch waits
-  // max_wait for company.
+  // previous batch's size plus what arrived while it ran (see next_batch);
+  // true (fixed): every batch waits max_wait for company.
   bool fixed_wait = false;
 };
 
@@ -118,7 +118,8 @@ class ModelBatcher {
   std::deque<Job> queue_;
   size_t queued_images_ = 0;
   int announced_ = 0;  // tickets not yet submitted or withdrawn
-  size_t expected_images_ = 1;  // images of the previous batch: what the next one waits for (adaptive)
+  size_t expected_images_ = 0;  // images of the previous batch, none yet (adaptive: the next one waits for them)
+  size_t arrived_during_run_ = 0;  // images queued while the previous batch ran (they join the expectation)
   bool stopping_ = false;
   std::thread worker_;
 };
