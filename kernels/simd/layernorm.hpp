@@ -59,35 +59,36 @@ inline Vec<A> normed(const float *xr, int64_t c, int n, const Vec<A> &vmean, con
 }
 } // namespace layernorm_detail
 
+namespace layernorm_detail {
+// The output row's store: fp32 as is, or bf16 rounded to nearest even.
+template <class A> inline void store_out(float *y, const Vec<A> &v, int n) { store_first<A>(y, v, n); }
+template <class A> inline void store_out(uint16_t *y, const Vec<A> &v, int n) { store_bf16<A>(y, v, n); }
+
+template <class A, class Y>
+void layernorm_to(const float *x, int64_t ld_x, Y *y, int64_t ld_y, int64_t rows, int64_t cols, const float *gamma,
+                  const float *beta, float eps, int threads) {
+  constexpr int L = kLanes<A>;
+  layernorm_rows<A>(x, ld_x, y, ld_y, rows, cols, eps, threads,
+                    [&](const float *xr, Y *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
+                      for (int64_t c = 0; c < cols; c += L) {
+                        const int n = int(cols - c < L ? cols - c : L);
+                        store_out<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
+                      }
+                    });
+}
+} // namespace layernorm_detail
+
 template <class A>
 void layernorm(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
                const float *gamma, const float *beta, float eps, int threads) {
-  using layernorm_detail::normed;
-  constexpr int L = kLanes<A>;
-  layernorm_detail::layernorm_rows<A>(
-      x, ld_x, y, ld_y, rows, cols, eps, threads,
-      [&](const float *xr, float *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
-        for (int64_t c = 0; c < cols; c += L) {
-          const int n = int(cols - c < L ? cols - c : L);
-          store_first<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
-        }
-      });
+  layernorm_detail::layernorm_to<A>(x, ld_x, y, ld_y, rows, cols, gamma, beta, eps, threads);
 }
 
 // The same values rounded to bf16 (nearest even): bit for bit to_bf16(layernorm(x)).
 template <class A>
 void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                     const float *gamma, const float *beta, float eps, int threads) {
-  using layernorm_detail::normed;
-  constexpr int L = kLanes<A>;
-  layernorm_detail::layernorm_rows<A>(
-      x, ld_x, y, ld_y, rows, cols, eps, threads,
-      [&](const float *xr, uint16_t *yr, const Vec<A> &vmean, const Vec<A> &rstd) {
-        for (int64_t c = 0; c < cols; c += L) {
-          const int n = int(cols - c < L ? cols - c : L);
-          store_bf16<A>(yr + c, normed<A>(xr, c, n, vmean, rstd, gamma, beta), n);
-        }
-      });
+  layernorm_detail::layernorm_to<A>(x, ld_x, y, ld_y, rows, cols, gamma, beta, eps, threads);
 }
 
 } // namespace pola::kernels::simd

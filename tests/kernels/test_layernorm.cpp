@@ -11,6 +11,21 @@
 using namespace pola::kernels;
 using pola::test::Strided;
 
+namespace {
+// A case's input rows (offset +- 1, row stride cols + 3) and its gamma, beta in [-2, 2].
+struct LayerNormCase {
+  Strided x;
+  std::vector<float> gamma, beta;
+  LayerNormCase(int64_t rows, int64_t cols, float offset, std::mt19937_64 &rng)
+      : x(rows, cols, 3), gamma(size_t(cols)), beta(size_t(cols)) {
+    pola::test::fill(x, rng, offset - 1.0f, offset + 1.0f, 0.02);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (auto &g : gamma) g = u(rng);
+    for (auto &b : beta) b = u(rng);
+  }
+};
+} // namespace
+
 TEST_CASE("layernorm matches the double oracle on every ISA") {
   struct Shape { int64_t rows, cols; float offset; float eps; };
   const Shape shapes[] = {{1, 1, 0.0f, 1e-5f},   {3, 7, 0.5f, 1e-5f},    {17, 64, 0.0f, 1e-6f},
@@ -19,12 +34,9 @@ TEST_CASE("layernorm matches the double oracle on every ISA") {
   for (const Shape &s : shapes) {
     ++seed;
     std::mt19937_64 rng(seed);
-    Strided x(s.rows, s.cols, 3);
-    pola::test::fill(x, rng, s.offset - 1.0f, s.offset + 1.0f, 0.02);
-    std::vector<float> gamma(size_t(s.cols)), beta(size_t(s.cols));
-    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    for (auto &g : gamma) g = u(rng);
-    for (auto &b : beta) b = u(rng);
+    const LayerNormCase lc(s.rows, s.cols, s.offset, rng);
+    const Strided &x = lc.x;
+    const std::vector<float> &gamma = lc.gamma, &beta = lc.beta;
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
@@ -66,12 +78,9 @@ TEST_CASE("layernorm_bf16 is the table's layernorm rounded by its to_bf16, bit f
   uint64_t seed = pola::test::base_seed() + 520;
   for (const Shape &s : shapes) {
     std::mt19937_64 rng(++seed);
-    Strided x(s.rows, s.cols, 3);
-    pola::test::fill(x, rng, s.offset - 1.0f, s.offset + 1.0f, 0.02);
-    std::vector<float> gamma(size_t(s.cols)), beta(size_t(s.cols));
-    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    for (auto &g : gamma) g = u(rng);
-    for (auto &b : beta) b = u(rng);
+    const LayerNormCase lc(s.rows, s.cols, s.offset, rng);
+    const Strided &x = lc.x;
+    const std::vector<float> &gamma = lc.gamma, &beta = lc.beta;
     for (const KernelTable *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
