@@ -14,4 +14,9 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string &what) : std::runtime_error(what) {}
 };
 
+// Throws the InputError "<path>: <what>", the form every file problem takes.
+[[noreturn]] inline void fail_in_file(const std::string &path, const std::string &what) {
+  throw InputError(path + ": " + what);
+}
+
 } // namespace pola

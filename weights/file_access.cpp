@@ -14,8 +14,6 @@
 namespace pola::weights {
 namespace {
 
-[[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
-
 std::string errno_text(int e = errno) { return std::strerror(e); }
 
 const char *kind_of(mode_t mode) {
@@ -35,7 +33,7 @@ class FdSink : public OutputSink {
     while (bytes > 0) {
       const ssize_t n = ::write(fd_, p, bytes);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) fail(path_, "write failed: " + errno_text(n < 0 ? errno : EIO));
+      if (n <= 0) fail_in_file(path_, "write failed: " + errno_text(n < 0 ? errno : EIO));
       p += n;
       bytes -= static_cast<size_t>(n);
     }
@@ -49,7 +47,7 @@ class FdSink : public OutputSink {
 // A special file (device, FIFO, socket) is written where it is.
 void write_in_place(const std::string &path, const std::function<void(OutputSink &)> &fill) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, "cannot open for writing: " + errno_text());
+  if (fd < 0) fail_in_file(path, "cannot open for writing: " + errno_text());
   try {
     FdSink sink(fd, path);
     fill(sink);
@@ -57,27 +55,27 @@ void write_in_place(const std::string &path, const std::function<void(OutputSink
     ::close(fd);
     throw;
   }
-  if (::close(fd) != 0) fail(path, "close failed: " + errno_text());
+  if (::close(fd) != 0) fail_in_file(path, "close failed: " + errno_text());
 }
 
 // A regular or new file: a temporary sibling renamed over it when complete.
 void write_replacing(const std::string &path, const std::function<void(OutputSink &)> &fill, mode_t mode) {
   std::string name = path + ".tmp.XXXXXX";
   int fd = mkstemp(name.data());
-  if (fd < 0) fail(path, "cannot create a temporary file next to it: " + errno_text());
+  if (fd < 0) fail_in_file(path, "cannot create a temporary file next to it: " + errno_text());
   try {
     FdSink sink(fd, path);
     fill(sink);
     // mkstemp creates 0600; an output is ordinary shared data (or keeps the
     // mode of the file it replaces).
-    if (fchmod(fd, mode) != 0) fail(path, "chmod failed: " + errno_text());
+    if (fchmod(fd, mode) != 0) fail_in_file(path, "chmod failed: " + errno_text());
     const int closed = ::close(fd);
     fd = -1;
-    if (closed != 0) fail(path, "close failed: " + errno_text());
+    if (closed != 0) fail_in_file(path, "close failed: " + errno_text());
     // No fsync: the rename makes the output appear complete or not at all;
     // durability across a power cut is not a goal for these tools.
     if (std::rename(name.c_str(), path.c_str()) != 0)
-      fail(path, "cannot rename the temporary file into place: " + errno_text());
+      fail_in_file(path, "cannot rename the temporary file into place: " + errno_text());
   } catch (...) {
     if (fd >= 0) ::close(fd);
     ::unlink(name.c_str());
@@ -90,16 +88,16 @@ void write_replacing(const std::string &path, const std::function<void(OutputSin
 int open_regular_file(const std::string &path) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fail(path, "cannot open: " + errno_text());
+  if (fd < 0) fail_in_file(path, "cannot open: " + errno_text());
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
-    fail(path, "cannot stat: " + errno_text(e));
+    fail_in_file(path, "cannot stat: " + errno_text(e));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+    fail_in_file(path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
   }
   const int flags = fcntl(fd, F_GETFL);
   if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -111,16 +109,16 @@ std::vector<unsigned char> read_regular_file(const std::string &path, uint64_t m
   std::vector<unsigned char> data;
   try {
     struct stat st {};
-    if (fstat(fd, &st) != 0) fail(path, "cannot stat: " + errno_text());
+    if (fstat(fd, &st) != 0) fail_in_file(path, "cannot stat: " + errno_text());
     if (static_cast<uint64_t>(st.st_size) > max_bytes)
-      fail(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) +
+      fail_in_file(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) +
                      " this reader accepts");
     data.resize(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (done < data.size()) {
       const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail(path, "read failed: " + errno_text());
+      if (n < 0) fail_in_file(path, "read failed: " + errno_text());
       if (n == 0) break;  // shrank while we read: take what is there
       done += static_cast<size_t>(n);
     }
@@ -139,11 +137,11 @@ void write_output_file(const std::string &path, const std::function<void(OutputS
   if (path.empty()) throw InputError("an output path is empty");
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) fail(path, "cannot stat the output: " + errno_text());
+    if (errno != ENOENT) fail_in_file(path, "cannot stat the output: " + errno_text());
     write_replacing(path, fill, 0644);
     return;
   }
-  if (S_ISDIR(st.st_mode)) fail(path, "is a directory; name a file to write");
+  if (S_ISDIR(st.st_mode)) fail_in_file(path, "is a directory; name a file to write");
   if (S_ISREG(st.st_mode)) write_replacing(path, fill, st.st_mode & 07777);
   else write_in_place(path, fill);
 }

@@ -27,17 +27,15 @@
 namespace pola::weights {
 namespace {
 
-[[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
-
 std::string errno_text() { return std::strerror(errno); }
 
 // Element count of `shape`, refusing negative entries and int64 overflow.
 int64_t checked_numel(const std::string &path, const std::string &name, const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail(path, "tensor '" + name + "' has a negative dimension");
+    if (d < 0) fail_in_file(path, "tensor '" + name + "' has a negative dimension");
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      fail(path, "tensor '" + name + "' has a shape whose element count overflows");
+      fail_in_file(path, "tensor '" + name + "' has a shape whose element count overflows");
     n *= d;
   }
   return n;
@@ -54,7 +52,7 @@ void check_layout(const std::string &path, const SafetensorsHeader &h) {
             [](const SafetensorsEntry *a, const SafetensorsEntry *b) { return a->begin < b->begin; });
   for (size_t i = 1; i < by_offset.size(); ++i)
     if (by_offset[i]->begin < by_offset[i - 1]->end)
-      fail(path, "tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap in the data area");
+      fail_in_file(path, "tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name + "' overlap in the data area");
 }
 
 // True when the header carries its checksum (format version 2), after
@@ -66,7 +64,7 @@ bool verify_header_checksum(const std::string &path, const unsigned char *bytes,
   const std::string stored = text.substr(at, 16);
   text.replace(at, 16, kChecksumPlaceholder);
   if (checksum_hex(text.data(), text.size()) != stored)
-    fail(path, "the header fails its checksum: its metadata, shapes or offsets were changed or damaged after the "
+    fail_in_file(path, "the header fails its checksum: its metadata, shapes or offsets were changed or damaged after the "
                "file was written (re-convert the checkpoint)");
   return true;
 }
@@ -77,20 +75,20 @@ std::map<std::string, std::string> tensor_checksums(const std::string &path,
                                                     const SafetensorsHeader &h) {
   auto algorithm = metadata.find("checksum_algorithm");
   if (algorithm == metadata.end() || algorithm->second != kChecksumAlgorithm)
-    fail(path, std::string("metadata 'checksum_algorithm' is not '") + kChecksumAlgorithm + "'");
+    fail_in_file(path, std::string("metadata 'checksum_algorithm' is not '") + kChecksumAlgorithm + "'");
   auto listed = metadata.find("tensor_checksums");
-  if (listed == metadata.end()) fail(path, "metadata has a header checksum but no 'tensor_checksums'");
+  if (listed == metadata.end()) fail_in_file(path, "metadata has a header checksum but no 'tensor_checksums'");
   const nlohmann::json j = nlohmann::json::parse(listed->second, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) fail(path, "metadata 'tensor_checksums' is not a JSON object");
+  if (!j.is_object()) fail_in_file(path, "metadata 'tensor_checksums' is not a JSON object");
   std::map<std::string, std::string> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_string()) fail(path, "the checksum of tensor '" + it.key() + "' is not a string");
+    if (!it.value().is_string()) fail_in_file(path, "the checksum of tensor '" + it.key() + "' is not a string");
     out[it.key()] = it.value().get<std::string>();
   }
   for (const auto &e : h.entries)
-    if (!out.count(e.name)) fail(path, "tensor '" + e.name + "' has no checksum in 'tensor_checksums'");
+    if (!out.count(e.name)) fail_in_file(path, "tensor '" + e.name + "' has no checksum in 'tensor_checksums'");
   if (out.size() != h.entries.size())
-    fail(path, "'tensor_checksums' lists " + std::to_string(out.size()) + " tensors but the file holds " +
+    fail_in_file(path, "'tensor_checksums' lists " + std::to_string(out.size()) + " tensors but the file holds " +
                    std::to_string(h.entries.size()));
   return out;
 }
@@ -106,23 +104,23 @@ ModelFile ModelFile::open(const std::string &path) {
   if (fstat(fd, &st) != 0) {
     std::string e = errno_text();
     ::close(fd);
-    fail(path, "cannot stat: " + e);
+    fail_in_file(path, "cannot stat: " + e);
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < 8) {
     ::close(fd);
-    fail(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
+    fail_in_file(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
   }
   void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   std::string map_err = errno_text();
   ::close(fd); // the mapping keeps the file alive
-  if (map == MAP_FAILED) fail(path, "cannot map: " + map_err);
+  if (map == MAP_FAILED) fail_in_file(path, "cannot map: " + map_err);
   mf.map_ = map;
   mf.size_ = size; // from here on the destructor unmaps, also when a check below throws
 
   const auto *bytes = static_cast<const unsigned char *>(map);
   const std::string kind = known_non_model_file(path, bytes, size);
-  if (!kind.empty()) fail(path, kind);
+  if (!kind.empty()) fail_in_file(path, kind);
   SafetensorsHeader h = parse_safetensors_header(path, bytes, size);
   mf.metadata_ = std::move(h.metadata);
   check_layout(path, h);
@@ -131,26 +129,26 @@ ModelFile ModelFile::open(const std::string &path) {
       mf.has_checksums_ ? tensor_checksums(path, mf.metadata_, h) : std::map<std::string, std::string>{};
   for (auto &e : h.entries) {
     if (e.dtype != "F32" && e.dtype != "BF16")
-      fail(path, "tensor '" + e.name + "' has dtype " + e.dtype +
+      fail_in_file(path, "tensor '" + e.name + "' has dtype " + e.dtype +
                      "; model files hold F32 or BF16 tensors only (convert the checkpoint with `pola convert`)");
     const bool bf16 = e.dtype == "BF16";
     // F32 data is used as float*: it must be 4-byte aligned (BF16: 2). Files
     // written by write_model_file always are (the header is padded to 8, F32 tensors come first).
     const uint64_t align = bf16 ? 2 : 4;
     if ((h.data_start + e.begin) % align != 0)
-      fail(path, "tensor '" + e.name + "' data is not " + std::to_string(align) +
+      fail_in_file(path, "tensor '" + e.name + "' data is not " + std::to_string(align) +
                      "-byte aligned (header not padded to a multiple of 8?)");
     const unsigned char *data = bytes + h.data_start + e.begin;
     if (mf.has_checksums_ && checksum_hex(data, e.end - e.begin) != checksums.at(e.name))
-      fail(path, "tensor '" + e.name + "' fails its checksum: its data was changed or damaged after the file was "
+      fail_in_file(path, "tensor '" + e.name + "' fails its checksum: its data was changed or damaged after the file was "
                  "written (re-convert the checkpoint)");
     if (bf16) {
       const auto *h16 = reinterpret_cast<const uint16_t *>(data);
       const NonFinite bad = find_nonfinite_bf16(h16, static_cast<size_t>(e.numel));
-      if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite_bf16(bad, h16));
+      if (bad.count) fail_in_file(path, "tensor '" + e.name + "' holds " + describe_nonfinite_bf16(bad, h16));
     } else {
       const NonFinite bad = find_nonfinite(reinterpret_cast<const float *>(data), static_cast<size_t>(e.numel));
-      if (bad.count) fail(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
+      if (bad.count) fail_in_file(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
     }
     TensorView tv;
     tv.name = std::move(e.name);
@@ -194,7 +192,7 @@ ModelFile::~ModelFile() {
 
 const std::string &ModelFile::metadata_at(const std::string &key) const {
   auto it = metadata_.find(key);
-  if (it == metadata_.end()) fail(path_, "metadata has no '" + key + "' entry");
+  if (it == metadata_.end()) fail_in_file(path_, "metadata has no '" + key + "' entry");
   return it->second;
 }
 
@@ -234,11 +232,11 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
   uint64_t offset = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const TensorToWrite &t = *order[i];
-    if (t.name.empty() || t.name == "__metadata__") fail(path, "cannot write a tensor named '" + t.name + "'");
-    if (!names.insert(t.name).second) fail(path, "tensor '" + t.name + "' is given twice");
+    if (t.name.empty() || t.name == "__metadata__") fail_in_file(path, "cannot write a tensor named '" + t.name + "'");
+    if (!names.insert(t.name).second) fail_in_file(path, "tensor '" + t.name + "' is given twice");
     int64_t numel = checked_numel(path, t.name, t.shape);
-    if (numel > std::numeric_limits<int64_t>::max() / 8) fail(path, "tensor '" + t.name + "' is too large");
-    if (numel > 0 && t.data == nullptr) fail(path, "tensor '" + t.name + "' has no data");
+    if (numel > std::numeric_limits<int64_t>::max() / 8) fail_in_file(path, "tensor '" + t.name + "' is too large");
+    if (numel > 0 && t.data == nullptr) fail_in_file(path, "tensor '" + t.name + "' has no data");
     const bool bf16 = t.dtype == StoredDtype::bf16;
     uint64_t nbytes = static_cast<uint64_t>(numel) * (bf16 ? 2 : 4);
     const void *stored = t.data;
@@ -247,7 +245,7 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
       for (int64_t k = 0; k < numel; ++k) halves[i][k] = f32_to_bf16_rne(t.data[k]);
       const NonFinite bad = find_nonfinite_bf16(halves[i].data(), halves[i].size());
       if (bad.count)
-        fail(path, "tensor '" + t.name + "' cannot be stored as BF16: it would hold " +
+        fail_in_file(path, "tensor '" + t.name + "' cannot be stored as BF16: it would hold " +
                        describe_nonfinite_bf16(bad, halves[i].data()) + " (values beyond the bf16 range)");
       stored = halves[i].data();
     }

@@ -28,7 +28,6 @@ constexpr size_t kMaxRank = 16;
 // header (weights/FORMAT.md states this limit).
 constexpr size_t kMaxEntries = 100000;
 
-[[noreturn]] void fail(const std::string &path, const std::string &what) { throw InputError(path + ": " + what); }
 
 // Reads a JSON integer that must be a non-negative value fitting int64.
 bool as_nonneg_int64(const Json &j, int64_t *out) {
@@ -100,9 +99,9 @@ class HeaderScan : public nlohmann::json_sax<Json> {
 // the top-level names in file order.
 Json parse_json(const std::string &path, const char *begin, const char *end, std::vector<std::string> &order) {
   HeaderScan scan;
-  if (!Json::sax_parse(begin, end, &scan)) fail(path, scan.problem.empty() ? "header is not valid JSON" : scan.problem);
+  if (!Json::sax_parse(begin, end, &scan)) fail_in_file(path, scan.problem.empty() ? "header is not valid JSON" : scan.problem);
   Json j = Json::parse(begin, end, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) fail(path, "header is not a JSON object");
+  if (!j.is_object()) fail_in_file(path, "header is not a JSON object");
   order = std::move(scan.order);
   return j;
 }
@@ -119,16 +118,16 @@ size_t safetensors_dtype_size(const std::string &d) {
 
 SafetensorsHeader parse_safetensors_header(const std::string &path, const unsigned char *bytes, uint64_t size) {
   if (size < 8)
-    fail(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
+    fail_in_file(path, "file is " + std::to_string(size) + " bytes, too small for a model file (8-byte header length missing)");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[i];
   if (header_len > size - 8)
-    fail(path, "header length " + std::to_string(header_len) + " exceeds the file size (" + std::to_string(size) +
+    fail_in_file(path, "header length " + std::to_string(header_len) + " exceeds the file size (" + std::to_string(size) +
                    " bytes); the file is truncated or not a safetensors file");
   if (header_len > kMaxHeaderBytes)
-    fail(path, "header length " + std::to_string(header_len) + " is larger than the " +
+    fail_in_file(path, "header length " + std::to_string(header_len) + " is larger than the " +
                    std::to_string(kMaxHeaderBytes >> 20) + " MB limit");
-  if (header_len < 2) fail(path, "header is too short to be a JSON object");
+  if (header_len < 2) fail_in_file(path, "header is too short to be a JSON object");
 
   const char *text = reinterpret_cast<const char *>(bytes + 8);
   std::vector<std::string> order;
@@ -141,47 +140,47 @@ SafetensorsHeader parse_safetensors_header(const std::string &path, const unsign
   for (const std::string &name : order) {
     const Json &e = j.at(name);
     if (name == "__metadata__") {
-      if (!e.is_object()) fail(path, "__metadata__ is not a JSON object");
+      if (!e.is_object()) fail_in_file(path, "__metadata__ is not a JSON object");
       for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string()) fail(path, "__metadata__ value of '" + m.key() + "' is not a string");
+        if (!m.value().is_string()) fail_in_file(path, "__metadata__ value of '" + m.key() + "' is not a string");
         h.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    if (!e.is_object()) fail(path, "entry of tensor '" + name + "' is not a JSON object");
+    if (!e.is_object()) fail_in_file(path, "entry of tensor '" + name + "' is not a JSON object");
     auto dt = e.find("dtype");
     auto sh = e.find("shape");
     auto off = e.find("data_offsets");
-    if (dt == e.end() || !dt->is_string()) fail(path, "tensor '" + name + "' has no string 'dtype'");
-    if (sh == e.end() || !sh->is_array()) fail(path, "tensor '" + name + "' has no 'shape' array");
+    if (dt == e.end() || !dt->is_string()) fail_in_file(path, "tensor '" + name + "' has no string 'dtype'");
+    if (sh == e.end() || !sh->is_array()) fail_in_file(path, "tensor '" + name + "' has no 'shape' array");
     if (off == e.end() || !off->is_array() || off->size() != 2)
-      fail(path, "tensor '" + name + "' has no 'data_offsets' pair");
+      fail_in_file(path, "tensor '" + name + "' has no 'data_offsets' pair");
     SafetensorsEntry t;
     t.name = name;
     t.dtype = dt->get<std::string>();
     t.dtype_size = safetensors_dtype_size(t.dtype);
-    if (t.dtype_size == 0) fail(path, "tensor '" + name + "' has unknown dtype '" + t.dtype + "'");
+    if (t.dtype_size == 0) fail_in_file(path, "tensor '" + name + "' has unknown dtype '" + t.dtype + "'");
     if (sh->size() > kMaxRank)
-      fail(path, "tensor '" + name + "' has rank " + std::to_string(sh->size()) + ", more than " + std::to_string(kMaxRank));
+      fail_in_file(path, "tensor '" + name + "' has rank " + std::to_string(sh->size()) + ", more than " + std::to_string(kMaxRank));
     t.numel = 1;
     for (const auto &d : *sh) {
       int64_t v = 0;
-      if (!as_nonneg_int64(d, &v)) fail(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
+      if (!as_nonneg_int64(d, &v)) fail_in_file(path, "tensor '" + name + "' has a shape entry that is not a non-negative integer");
       if (v != 0 && t.numel > std::numeric_limits<int64_t>::max() / v)
-        fail(path, "tensor '" + name + "' has a shape whose element count overflows");
+        fail_in_file(path, "tensor '" + name + "' has a shape whose element count overflows");
       t.numel *= v;
       t.shape.push_back(v);
     }
     int64_t begin = 0, end = 0;
     if (!as_nonneg_int64((*off)[0], &begin) || !as_nonneg_int64((*off)[1], &end))
-      fail(path, "tensor '" + name + "' has data_offsets that are not non-negative integers");
-    if (begin > end) fail(path, "tensor '" + name + "' has data_offsets with begin > end");
+      fail_in_file(path, "tensor '" + name + "' has data_offsets that are not non-negative integers");
+    if (begin > end) fail_in_file(path, "tensor '" + name + "' has data_offsets with begin > end");
     if (static_cast<uint64_t>(end) > data_size)
-      fail(path, "tensor '" + name + "' ends at byte " + std::to_string(end) + " of the data area, which has only " +
+      fail_in_file(path, "tensor '" + name + "' ends at byte " + std::to_string(end) + " of the data area, which has only " +
                      std::to_string(data_size) + " bytes (file truncated?)");
     const int64_t esz = static_cast<int64_t>(t.dtype_size);
     if (t.numel > std::numeric_limits<int64_t>::max() / esz || t.numel * esz != end - begin)
-      fail(path, "tensor '" + name + "' has " + std::to_string(t.numel) + " elements of " + t.dtype + " but " +
+      fail_in_file(path, "tensor '" + name + "' has " + std::to_string(t.numel) + " elements of " + t.dtype + " but " +
                      std::to_string(end - begin) + " bytes of data (" + std::to_string(esz) + " per element)");
     t.begin = static_cast<uint64_t>(begin);
     t.end = static_cast<uint64_t>(end);

@@ -29,9 +29,6 @@ constexpr size_t kMagicLen = 6;
 constexpr uint64_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kDataAlignment = 64;
 
-[[noreturn]] void fail(const std::string &path, const std::string &what) {
-  throw InputError(path + ": " + what);
-}
 
 // Parser for the restricted Python literal numpy writes:
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 224, 224), }
@@ -80,7 +77,7 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void bad(const std::string &what) { fail(path_, "malformed .npy header: " + what); }
+  [[noreturn]] void bad(const std::string &what) { fail_in_file(path_, "malformed .npy header: " + what); }
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_space() {
     while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
@@ -172,47 +169,47 @@ std::string shape_text(const std::vector<int64_t> &shape) {
 NpyArray read_npy(const std::string &path) {
   weights::require_regular_file(path);  // a FIFO or device is refused, never waited on
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  if (!in) fail_in_file(path, std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
-  if (end < 0) fail(path, "cannot determine the file size");
+  if (end < 0) fail_in_file(path, "cannot determine the file size");
   const uint64_t file_size = static_cast<uint64_t>(end);
   in.seekg(0);
 
   // Preamble: magic (6), version (2), header length (2 or 4).
   unsigned char pre[12] = {};
-  if (file_size < 10) fail(path, "not a .npy file (only " + std::to_string(file_size) + " bytes)");
+  if (file_size < 10) fail_in_file(path, "not a .npy file (only " + std::to_string(file_size) + " bytes)");
   in.read(reinterpret_cast<char *>(pre), 10);
-  if (!in) fail(path, "read error in the .npy preamble");
-  if (std::memcmp(pre, kMagic, kMagicLen) != 0) fail(path, "not a .npy file (bad magic)");
+  if (!in) fail_in_file(path, "read error in the .npy preamble");
+  if (std::memcmp(pre, kMagic, kMagicLen) != 0) fail_in_file(path, "not a .npy file (bad magic)");
   const int major = pre[6], minor = pre[7];
   if (minor != 0 || (major != 1 && major != 2 && major != 3))
-    fail(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor));
+    fail_in_file(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor));
   uint64_t header_len = 0, preamble_len = 10;
   if (major == 1) {
     header_len = read_le(pre + 8, 2);
   } else {
-    if (file_size < 12) fail(path, "truncated .npy preamble");
+    if (file_size < 12) fail_in_file(path, "truncated .npy preamble");
     in.read(reinterpret_cast<char *>(pre + 10), 2);
-    if (!in) fail(path, "read error in the .npy preamble");
+    if (!in) fail_in_file(path, "read error in the .npy preamble");
     header_len = read_le(pre + 8, 4);
     preamble_len = 12;
   }
-  if (header_len > kMaxHeaderBytes) fail(path, "implausible .npy header length " + std::to_string(header_len));
+  if (header_len > kMaxHeaderBytes) fail_in_file(path, "implausible .npy header length " + std::to_string(header_len));
   if (preamble_len + header_len > file_size)
-    fail(path, "truncated: header length " + std::to_string(header_len) + " exceeds the file size " +
+    fail_in_file(path, "truncated: header length " + std::to_string(header_len) + " exceeds the file size " +
                    std::to_string(file_size));
 
   std::string header(header_len, '\0');
   in.read(&header[0], static_cast<std::streamsize>(header_len));
-  if (!in) fail(path, "read error in the .npy header");
+  if (!in) fail_in_file(path, "read error in the .npy header");
 
   std::string descr;
   bool fortran_order = true;
   NpyArray out;
   HeaderParser(path, header).parse(&descr, &fortran_order, &out.shape);
-  if (descr != "<f4") fail(path, "dtype '" + descr + "' is not supported (only little-endian float32 '<f4')");
-  if (fortran_order) fail(path, "Fortran-order arrays are not supported (save with C order)");
+  if (descr != "<f4") fail_in_file(path, "dtype '" + descr + "' is not supported (only little-endian float32 '<f4')");
+  if (fortran_order) fail_in_file(path, "Fortran-order arrays are not supported (save with C order)");
 
   // Element count with overflow checks; must match the bytes that follow.
   const uint64_t data_bytes = file_size - preamble_len - header_len;
@@ -220,29 +217,29 @@ NpyArray read_npy(const std::string &path) {
   for (int64_t d : out.shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && numel > (std::numeric_limits<uint64_t>::max() / 4) / ud)
-      fail(path, "shape " + shape_text(out.shape) + " is absurdly large");
+      fail_in_file(path, "shape " + shape_text(out.shape) + " is absurdly large");
     numel *= ud;
   }
   if (numel * 4 != data_bytes)
-    fail(path, "shape " + shape_text(out.shape) + " needs " + std::to_string(numel * 4) + " data bytes but the file has " +
+    fail_in_file(path, "shape " + shape_text(out.shape) + " needs " + std::to_string(numel * 4) + " data bytes but the file has " +
                    std::to_string(data_bytes));
 
   out.data.resize(numel);
   if (numel) {
     in.read(reinterpret_cast<char *>(out.data.data()), static_cast<std::streamsize>(numel * 4));
-    if (!in) fail(path, "read error in the .npy data");
+    if (!in) fail_in_file(path, "read error in the .npy data");
   }
   return out;
 }
 
 void write_npy(const std::string &path, const std::vector<int64_t> &shape, const float *data) {
-  if (shape.size() > kNpyMaxRank) fail(path, "cannot write an array of rank " + std::to_string(shape.size()));
+  if (shape.size() > kNpyMaxRank) fail_in_file(path, "cannot write an array of rank " + std::to_string(shape.size()));
   uint64_t numel = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail(path, "cannot write a negative dimension");
+    if (d < 0) fail_in_file(path, "cannot write a negative dimension");
     numel *= static_cast<uint64_t>(d);
   }
-  if (numel && !data) fail(path, "no data to write");
+  if (numel && !data) fail_in_file(path, "no data to write");
 
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   // Pad with spaces and end with '\n' so magic+version+length+header is a
