@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <omp.h>
 
+#include "apps/git_revision.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/dnnl_context.h"
@@ -213,7 +214,7 @@ void bench(const BenchArgs &a) {
                      {"arena_planned_mb", arena_mb}, {"arena_tensors_mb", tensors_mb}, {"isa", isa},
                      {"packed_weights_mb", packed_mb}, {"precision", pola::precision_name(precision)},
                      {"precision_reason", model->precision().reason}, {"bf16_isa", bf16_isa},
-                     {"cpu", pola::kernels::cpu_summary()}, {"commit", POLA_GIT_COMMIT}};
+                     {"cpu", pola::kernels::cpu_summary()}, {"commit", pola::app::git_revision()}};
     if (bf16_peak > 0) j["bf16_peak_gflops"] = bf16_peak;
     if (a.profile) {
       auto nodes_of = [](const Timing &tm) {
@@ -231,7 +232,7 @@ void bench(const BenchArgs &a) {
   }
   std::printf("model      %s (%s), batch %d\n", a.model.c_str(), cfg.arch.c_str(), a.batch);
   std::printf("cpu        %s\n", pola::kernels::cpu_summary().c_str());
-  std::printf("isa        %s, threads %d, commit %s\n", isa, model->threads(), POLA_GIT_COMMIT);
+  std::printf("isa        %s, threads %d, commit %s\n", isa, model->threads(), pola::app::git_revision());
   std::printf("precision  %s (%s); bf16 instructions: %s\n", pola::precision_name(precision),
               model->precision().reason.c_str(), bf16_isa);
   std::printf("latency    median %.2f ms, p90 %.2f ms over %d runs (%d warm-up)\n", median, p90, a.runs, a.warmup);

@@ -34,15 +34,12 @@
 #include <thread>
 #include <vector>
 
+#include "apps/git_revision.h"
 #include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "kernels/large_buffer.h"
 #include "peak_rss.h"
 #include "weights/error.h"
-
-#ifndef POLA_GIT_COMMIT
-#define POLA_GIT_COMMIT "unknown"
-#endif
 
 namespace {
 
@@ -272,12 +269,12 @@ void run_bench(const BenchOptions &o) {
                 "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\"}}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
-                POLA_GIT_COMMIT, o.precision.c_str(), err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
+                pola::app::git_revision(), o.precision.c_str(), err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
                 cpu.logical_cores, features.c_str());
   } else {
     std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s threads=%d runs=%d commit=%s\n",
                 (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), threads, o.runs,
-                POLA_GIT_COMMIT);
+                pola::app::git_revision());
     std::printf("  cpu %s\n", pola::kernels::cpu_summary().c_str());
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
                 sorted.front(), sorted.back(), cpu_ms);

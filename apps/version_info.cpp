@@ -4,14 +4,12 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <sstream>
 
+#include "apps/git_revision.h"
 #include "engine/precision.h"
 #include "kernels/kernels.h"
 
 #ifndef POLA_VERSION
 #define POLA_VERSION "unknown"
-#endif
-#ifndef POLA_GIT_COMMIT
-#define POLA_GIT_COMMIT "unknown"
 #endif
 
 namespace pola::app {
@@ -19,7 +17,7 @@ namespace pola::app {
 std::string version_text() {
   std::ostringstream out;
   out << "pola " << POLA_VERSION << "\n";
-  out << "  revision  " << POLA_GIT_COMMIT << "\n";
+  out << "  revision  " << pola::app::git_revision() << "\n";
 #if defined(__clang__)
   out << "  compiler  clang " << __clang_version__ << "\n";
 #elif defined(__GNUC__)
