@@ -1,5 +1,5 @@
 // A minimal `pola`-style driver holding only the bench-attention subcommand,
-// so the attention benchmark builds without the engine and weights libraries.
+// linked with the kernels library only (no engine, weights or oneDNN).
 #include "apps/command.h"
 
 int main(int argc, char **argv) {
