@@ -101,7 +101,7 @@ def run_dask(layout, paths, model, batch, task_images, out_file):
                                  batch=batch, task_images=task_images)
     loads = {address: counts["loads"] for address, counts in summary["workers"].items()}
     return {"images": summary["images"], "errors": summary["errors"], "tasks": summary["batches"],
-            "images_per_task": summary["images_per_task"], "seconds": summary["seconds"],
+            "largest_task": summary["largest_task"], "seconds": summary["seconds"],
             "images_per_second": summary["images_per_second"], "model_loads_per_worker": loads}
 
 

@@ -36,6 +36,7 @@ def in_process(model_path, paths, batch):
     import polaformer
     m = polaformer.Model(model_path, threads=1)
     phases = dict.fromkeys(("read files", "decode + preprocess", "engine run", "Model.classify (all)"), 0.0)
+    cpu0 = cpu_seconds()
     for i in range(0, len(paths), batch):
         part = paths[i:i + batch]
         t0 = time.perf_counter()
@@ -51,7 +52,9 @@ def in_process(model_path, paths, batch):
         t4 = time.perf_counter()
         for k, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
             phases[k] += dt
-    return {k: {"seconds": round(v, 3), "us per image": round(1e6 * v / len(paths), 1)} for k, v in phases.items()}
+    out = {k: {"seconds": round(v, 3), "us per image": round(1e6 * v / len(paths), 1)} for k, v in phases.items()}
+    out["CPU s, all phases (Model.classify's alone is about half)"] = round(cpu_seconds() - cpu0, 3)
+    return out
 
 
 def on_dask(model_path, paths, workers, threads, task_images, batch):
@@ -76,15 +79,17 @@ def on_dask(model_path, paths, workers, threads, task_images, batch):
             for ss in task["startstops"]:
                 if ss["action"] != "compute":
                     other[ss["action"]] = other.get(ss["action"], 0.0) + ss["stop"] - ss["start"]
-    sample = [os.path.abspath(p) for p in paths[:task_images]]
-    rows = [{"path": p, "top": [{"class": "Ankle boot", "prob": 0.99}]} for p in sample]
-    return {"layout": f"{workers}x{threads}", "images per task": task_images, "tasks": summary["batches"],
+    largest = summary["largest_task"]
+    sample = "\0".join(os.path.abspath(p) for p in paths[:largest])  # what classify_batch gets
+    answers = [[("Ankle boot", 0.99)]] * largest                     # and returns (top=1)
+    return {"layout": f"{workers}x{threads}", "images per task": task_images or "default",
+            "largest task": largest, "tasks": summary["batches"],
             "wall seconds": round(wall, 3), "images/s (job)": round(summary["images_per_second"]),
             "client+scheduler CPU s": round(client_cpu, 3),
             "worker CPU s": {a: round(v, 3) for a, v in worker_cpu.items()},
             "task compute s (sum)": round(compute, 3), "task other s (sum)": {k: round(v, 3) for k, v in other.items()},
-            "bytes sent per task (pickled paths)": len(pickle.dumps(sample)),
-            "bytes back per task (pickled rows)": len(pickle.dumps(rows))}
+            "bytes sent by the largest task (pickled paths)": len(pickle.dumps(sample)),
+            "bytes back from the largest task (pickled answers)": len(pickle.dumps(answers))}
 
 
 def main():
@@ -92,7 +97,8 @@ def main():
     ap.add_argument("--model", default=os.path.join(SOURCE, "models", "fashion_pola_pvt.pola"))
     ap.add_argument("--images", type=int, default=10000)
     ap.add_argument("--batch", type=int, default=64, help="engine batch (default 64)")
-    ap.add_argument("--task-images", default="64", help="comma-separated images per Dask task to try (default 64)")
+    ap.add_argument("--task-images", default="64,0",
+                    help="comma-separated images per Dask task to try (0: polaformer.dask's default; default 64,0)")
     ap.add_argument("--layouts", default="2x1,1x2", help="workers x threads, comma-separated")
     ap.add_argument("--workdir", required=True, help="where the PNG files are (written if missing)")
     a = ap.parse_args()
@@ -105,7 +111,7 @@ def main():
     for layout in a.layouts.split(","):
         w, t = map(int, layout.split("x"))
         for n in map(int, a.task_images.split(",")):
-            print(json.dumps(on_dask(a.model, paths, w, t, n, a.batch), indent=1), flush=True)
+            print(json.dumps(on_dask(a.model, paths, w, t, n or None, a.batch), indent=1), flush=True)
     print(json.dumps({"load average": os.getloadavg()}))
 
 
