@@ -81,7 +81,7 @@ def on_dask(model_path, paths, workers, threads, task_images, batch):
                     other[ss["action"]] = other.get(ss["action"], 0.0) + ss["stop"] - ss["start"]
     largest = summary["largest_task"]
     sample = "\0".join(os.path.abspath(p) for p in paths[:largest])  # what classify_batch gets
-    answers = [[("Ankle boot", 0.99)]] * largest                     # and returns (top=1)
+    answers = [[("".join(("Ankle", " boot")), 0.99 + i * 1e-9)] for i in range(largest)]  # and returns (top=1)
     return {"layout": f"{workers}x{threads}", "images per task": task_images or "default",
             "largest task": largest, "tasks": summary["batches"],
             "wall seconds": round(wall, 3), "images/s (job)": round(summary["images_per_second"]),
