@@ -9,8 +9,6 @@
 // IDX pixels, goes through the model's own `preprocess` metadata with the
 // engine's PIL-matching pipeline (engine/preprocess), so an IDX image scores
 // exactly like a PNG of the same pixels.
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +25,7 @@
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "engine/preprocess/preprocess.h"
+#include "engine/preprocess/preprocess_batch.h"
 #include "eval/class_folders.h"
 #include "eval/dataset.h"
 #include "eval/eval_report.h"
@@ -46,25 +45,6 @@ struct EvalArgs {
   size_t confused = 5;
   bool json = false;
 };
-
-// Decodes and preprocesses images [first, first + count) into `out` in parallel. The first
-// failure is rethrown after the parallel region (exceptions must not leave an OpenMP region).
-void preprocess_batch(const pola::eval::Dataset &data, size_t first, int count,
-                      const pola::preprocess::PreprocessSpec &spec, int threads, float *out) {
-  const size_t per_image = size_t(spec.channels) * spec.crop * spec.crop;
-  std::exception_ptr failure;
-#pragma omp parallel for num_threads(threads) schedule(dynamic)
-  for (int b = 0; b < count; ++b) {
-    try {
-      const std::vector<float> x = pola::preprocess::preprocess_image(data.load(first + b, spec.channels), spec);
-      std::copy(x.begin(), x.end(), out + b * per_image);
-    } catch (...) {
-#pragma omp critical
-      if (!failure) failure = std::current_exception();
-    }
-  }
-  if (failure) std::rethrow_exception(failure);
-}
 
 void eval_command(const EvalArgs &a) {
   pola::ModelOptions options;
@@ -104,7 +84,9 @@ void eval_command(const EvalArgs &a) {
   const auto start = Clock::now();
   for (size_t first = 0; first < n; first += a.batch) {
     const int count = int(std::min<size_t>(a.batch, n - first));
-    preprocess_batch(*data, first, count, spec, run.threads, input.data());
+    // The engine's parallel decode (also behind pola_model_preprocess_batch, the Python binding's).
+    pola::preprocess::preprocess_batch(
+        count, [&](int b) { return data->load(first + size_t(b), spec.channels); }, spec, run.threads, input.data());
     const auto t0 = Clock::now();
     model->run(input.data(), count, logits.data());
     run.seconds_model += std::chrono::duration<double>(Clock::now() - t0).count();

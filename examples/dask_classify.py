@@ -28,12 +28,11 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
     ap.add_argument("--threads-per-worker", type=int, default=1, help="LocalCluster task threads per worker (default 1)")
     ap.add_argument("--engine-threads", type=int, default=0,
-                    help="engine threads per run (default 0: a task thread's share of its machine's cores / lanes)")
-    ap.add_argument("--lanes", type=int, default=0,
-                    help="parts of a task's batch run at once (default 0: 1 with --engine-threads, else a task "
-                         "thread's share of the cores, at most batch / 8)")
+                    help="engine threads per task (default 0: a task thread's share of its machine's cores)")
     ap.add_argument("--top", type=int, default=5, help="classes per image (default 5)")
-    ap.add_argument("--batch", type=int, default=64, help="images per task (default 64)")
+    ap.add_argument("--batch", type=int, default=64, help="images per engine run (default 64)")
+    ap.add_argument("--task-images", type=int, default=0,
+                    help="images per Dask task (default 0: about 8 tasks per task thread, at most 1024 images)")
     ap.add_argument("--summary-json", help="also write the summary as JSON to this file")
     a = ap.parse_args()
     inputs = list(a.inputs)
@@ -44,9 +43,10 @@ def main():
         ap.error("no images given (pass files or folders, or --list FILE)")
     summary = classify_files(inputs, a.model, a.output, scheduler=a.scheduler, workers=a.workers,
                              threads_per_worker=a.threads_per_worker, engine_threads=a.engine_threads or None,
-                             top=a.top, batch=a.batch, lanes=a.lanes or None)
+                             top=a.top, batch=a.batch, task_images=a.task_images or None)
     print(f"dask_classify: {summary['images']} images in {summary['seconds']:.2f} s "
-          f"({summary['images_per_second']:.1f} images/s), {summary['errors']} unreadable; -> {a.output}",
+          f"({summary['images_per_second']:.1f} images/s, {summary['batches']} tasks of up to {summary['largest_task']}), "
+          f"{summary['errors']} unreadable; -> {a.output}",
           file=sys.stderr)
     for address, counts in sorted(summary["workers"].items()):
         print(f"  worker {address}: model loaded {counts['loads']} time(s), {counts['tasks']} batches", file=sys.stderr)

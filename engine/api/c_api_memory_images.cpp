@@ -9,6 +9,7 @@
 #include "engine/preprocess/convert_channels.h"
 #include "engine/preprocess/decode_image.h"
 #include "engine/preprocess/preprocess.h"
+#include "engine/preprocess/preprocess_batch.h"
 #include "guarded_call.h"
 #include "last_error.h"
 #include "model_handle.h"
@@ -19,6 +20,34 @@ using pola::api::image_spec_of;
 using pola::api::require;
 
 namespace {
+
+// Decoded 8-bit pixels as an image of the model's channels (PIL's convert), after checking the size.
+pola::preprocess::ImageU8 pixels_image(const unsigned char *pixels, int height, int width, int channels, int wanted,
+                                       const char *fn) {
+  if (channels < 1 || channels > 4)
+    throw pola::InputError(std::string(fn) + ": channels must be 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA)");
+  const pola::preprocess::DecodeLimits limits;
+  if (height < 1 || width < 1 || height > limits.max_side || width > limits.max_side ||
+      static_cast<int64_t>(height) * width > limits.max_pixels)
+    throw pola::InputError(std::string(fn) + ": image size " + std::to_string(height) + " x " + std::to_string(width) +
+                           " is outside 1.." + std::to_string(limits.max_side) + " per side and " +
+                           std::to_string(limits.max_pixels) + " pixels");
+  pola::preprocess::ImageU8 img(width, height, channels);
+  std::copy(pixels, pixels + img.pixels.size(), img.pixels.begin());
+  return pola::preprocess::convert_channels(img, wanted);
+}
+
+// Image `i` of a pola_model_preprocess_batch call, decoded to the model's channels.
+pola::preprocess::ImageU8 load_image(const pola_image &image, int channels) {
+  if (image.path) return pola::preprocess::decode_image(image.path, channels);
+  if (image.data) {
+    require(image.size > 0, "pola_model_preprocess_batch: the image is empty (0 bytes)");
+    return pola::preprocess::decode_image_from_memory(static_cast<const uint8_t *>(image.data), image.size,
+                                                      "image bytes", channels);
+  }
+  require(image.pixels != nullptr, "pola_model_preprocess_batch: an image has neither path, data nor pixels");
+  return pixels_image(image.pixels, image.height, image.width, image.channels, channels, "pola_model_preprocess_batch");
+}
 
 void write_preprocessed(const pola_model *m, const pola::preprocess::ImageU8 &img, float *out) {
   const std::vector<float> x = pola::preprocess::preprocess_image(img, image_spec_of(m));
@@ -48,17 +77,23 @@ POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const
                                                   int width, int channels, float *out) {
   return guarded_call([&] {
     require(model && pixels && out, "pola_model_preprocess_pixels: model, pixels and out must not be NULL");
-    require(channels >= 1 && channels <= 4,
-            "pola_model_preprocess_pixels: channels must be 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA)");
-    const pola::preprocess::DecodeLimits limits;
-    if (height < 1 || width < 1 || height > limits.max_side || width > limits.max_side ||
-        static_cast<int64_t>(height) * width > limits.max_pixels)
-      throw pola::InputError("pola_model_preprocess_pixels: image size " + std::to_string(height) + " x " +
-                             std::to_string(width) + " is outside 1.." + std::to_string(limits.max_side) +
-                             " per side and " + std::to_string(limits.max_pixels) + " pixels");
-    pola::preprocess::ImageU8 img(width, height, channels);
-    std::copy(pixels, pixels + img.pixels.size(), img.pixels.begin());
-    write_preprocessed(model, pola::preprocess::convert_channels(img, image_spec_of(model).channels), out);
+    write_preprocessed(model,
+                       pixels_image(pixels, height, width, channels, image_spec_of(model).channels,
+                                    "pola_model_preprocess_pixels"),
+                       out);
+  });
+}
+
+POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const pola_image *images, int count,
+                                                 float *out, int *failed) {
+  if (failed) *failed = -1;
+  return guarded_call([&] {
+    require(model && images && out, "pola_model_preprocess_batch: model, images and out must not be NULL");
+    if (count < 0) throw pola::InputError("pola_model_preprocess_batch: count must be >= 0, got " + std::to_string(count));
+    const auto &spec = image_spec_of(model);
+    pola::preprocess::preprocess_batch(
+        count, [&](int i) { return load_image(images[i], spec.channels); }, spec, model->model->threads(), out,
+        failed);
   });
 }
 

@@ -5,17 +5,16 @@
     summary = classify_files(paths, "model.pola", "out.jsonl",
                              scheduler="tcp://10.0.0.5:8786")              # a running cluster
 
-The images are cut into batches, one Dask task per batch. Each worker process
-loads the model once, on its first task, and keeps it for every later task
-(one Model serves all the worker's task threads: inference releases the GIL).
-Each task thread's share of the cores is the machine's cores divided by the
-Dask task threads of all workers on that machine, so workers x threads never
-oversubscribe the cores. A task uses its share as lanes: its batch is split
-into up to `share` parts of at least 8 images, decoded and run at once, each
-on share / lanes engine threads. On small models, independent one-thread runs
-keep the cores busier than one run on an OpenMP team, whose threads wait for
-each other at every layer (and for any Dask thread that takes a core from one
-of them). Results come back in input order and are written as
+The images are cut into tasks of `task_images` images (by default sized from the
+job: big tasks first, shrinking towards the end, see task_sizes), each run in
+engine batches of `batch` images. Every task costs the client and the scheduler a
+few milliseconds of CPU, taken from the same cores on a small cluster: tasks of 64
+Fashion-MNIST images spent a quarter of the job's CPU there (bench/dask/README.md).
+Each worker process loads the model once, on its first task, and keeps it for
+every later task (one Model serves all the worker's task threads: inference
+releases the GIL). Each task thread's engine gets the machine's cores divided by
+the Dask task threads of all workers on that machine, so workers x threads never
+oversubscribe the cores. Results come back in input order and are written as
 CSV (path, class_1, prob_1, ..., error) or JSON lines
 ({"path": ..., "top": [{"class": ..., "prob": ...}, ...]}), by the output's
 extension. An image that cannot be read gets an `error` and does not stop
@@ -26,7 +25,6 @@ and python3-distributed, and must see the model file and the images at the
 paths given (a shared file system); paths are made absolute on the client.
 """
 import collections
-import concurrent.futures
 import csv
 import json
 import os
@@ -47,9 +45,7 @@ _loads = collections.Counter()   # model loads in this process, by (path, thread
 _tasks = collections.Counter()   # batches run in this process, by model path
 
 
-MIN_LANE_IMAGES = 8  # a lane runs at least this many images of a task's batch
-_lane_pool = None    # the threads that run a task's lanes besides its own thread
-_lane_pool_size = 0
+MAX_TASK_IMAGES = 1024  # default tasks never hold more images (ten million images make ~10,000 tasks)
 
 
 def _core_share(threads_by_host):
@@ -61,18 +57,24 @@ def _core_share(threads_by_host):
     return max(1, cores // max(1, task_threads))
 
 
-def lanes_and_threads(share, batch, lanes=None, engine_threads=None):
-    """(lanes, engine threads per run) for a task thread with `share` cores and batches of `batch` images.
+def task_sizes(images, task_threads, batch):
+    """Default images per task, in order: each task takes the remaining images over twice the task
+    threads, in whole engine batches of `batch` images, at least one batch and at most
+    MAX_TASK_IMAGES (or one batch, if larger); the last task takes what is left.
 
-    By default the share is cut into as many lanes as the batch fills with MIN_LANE_IMAGES each, the
-    engine threads per run being what is left per lane; `lanes` and `engine_threads` override. Both
-    depend on the configured batch only, never on a task's own (last, shorter) batch, so a worker
-    keeps one model.
+    Big tasks first (each task costs the client, the scheduler and the worker a few milliseconds of
+    CPU), shrinking towards the end, so the last tasks are short and no task thread waits long for
+    another to finish (OpenMP's "guided" schedule). 10,000 images on 2 task threads: 18 tasks,
+    1024 images down to 64 and a last one of 16.
     """
-    if lanes is None:
-        lanes = 1 if engine_threads else max(1, min(share, batch // MIN_LANE_IMAGES))
-    threads = engine_threads or max(1, share // lanes)
-    return lanes, threads
+    sizes = []
+    remaining = images
+    while remaining > 0:
+        share = -(-remaining // (2 * max(1, task_threads)))
+        size = max(batch, min(-(-share // batch) * batch, MAX_TASK_IMAGES))
+        sizes.append(min(size, remaining))
+        remaining -= sizes[-1]
+    return sizes
 
 
 def _worker_model(model_path, threads):
@@ -86,54 +88,32 @@ def _worker_model(model_path, threads):
         return model
 
 
-def _lane_executor(size):
-    """The worker's lane threads: at least `size` of them (grown when asked for more, never shrunk)."""
-    global _lane_pool, _lane_pool_size
-    with _models_lock:
-        if _lane_pool is None or _lane_pool_size < size:
-            _lane_pool = concurrent.futures.ThreadPoolExecutor(max_workers=size, thread_name_prefix="polaformer-lane")
-            _lane_pool_size = size
-        return _lane_pool
-
-
-def _rows(paths, ranked):
-    return [{"path": p, "top": [{"class": c, "prob": float(pr)} for c, pr in r]} for p, r in zip(paths, ranked)]
-
-
-def _classify_rows(model, paths, top):
-    """Rows for `paths`; an unreadable image gets an error row and does not stop the others."""
-    try:
-        return _rows(paths, model.classify(paths, top=top, batch=min(len(paths), 256)))
-    except polaformer.InputError:
-        pass  # a bad image among good ones: classify one at a time, so only it fails
-    rows = []
-    for p in paths:
-        try:
-            rows.extend(_rows([p], model.classify([p], top=top)))
-        except polaformer.InputError as e:
-            rows.append({"path": p, "top": [], "error": str(e)})
-    return rows
-
-
-def classify_batch(paths, model_path, top, threads_by_host, engine_threads=None, lanes=None, batch=None):
-    """One task: the top-k of each image of `paths` (absolute paths on this worker), as rows in order."""
-    lanes, threads = lanes_and_threads(_core_share(threads_by_host), batch or len(paths), lanes, engine_threads)
-    model = _worker_model(model_path, threads)
+def classify_batch(joined_paths, model_path, top, threads_by_host, engine_threads=None, batch=64):
+    """One task: for each image of `joined_paths` (absolute paths on this worker, joined by NUL: one
+    string, which Dask neither walks item by item nor pickles as 1000 objects), in order, its top-k
+    as a list of (class, probability), or the error message (a str) if it cannot be read."""
+    paths = joined_paths.split("\0")
+    model = _worker_model(model_path, engine_threads or _core_share(threads_by_host))
     with _models_lock:
         _tasks[model_path] += 1
-    parts = min(lanes, len(paths))
-    if parts <= 1:
-        return _classify_rows(model, paths, top)
-    bounds = [len(paths) * i // parts for i in range(parts + 1)]
-    chunks = [paths[bounds[i]:bounds[i + 1]] for i in range(parts)]
-    # The task's own thread runs the first lane; the pool has room for every task thread's other lanes.
-    task_threads = getattr(get_worker(), "state", get_worker()).nthreads
-    others = [_lane_executor((lanes - 1) * task_threads).submit(_classify_rows, model, chunk, top)
-              for chunk in chunks[1:]]
-    rows = _classify_rows(model, chunks[0], top)
-    for lane in others:
-        rows.extend(lane.result())
-    return rows
+    try:
+        return model.classify(paths, top=top, batch=min(batch, len(paths)))
+    except polaformer.InputError:
+        pass  # a bad image among good ones: classify its engine batch one image at a time, so only it fails
+    ranked = []
+    for i in range(0, len(paths), batch):
+        part = paths[i:i + batch]
+        try:
+            ranked += model.classify(part, top=top, batch=len(part))
+            continue
+        except polaformer.InputError:
+            pass
+        for p in part:
+            try:
+                ranked += model.classify([p], top=top)
+            except polaformer.InputError as e:
+                ranked.append(str(e))
+    return ranked
 
 
 def worker_counts():
@@ -191,37 +171,45 @@ class _Writer:
             self.csv.writerow(header + ["error"])
         self.top = top
 
-    def write(self, row):
+    def write(self, path, answer):
+        """One image's row: `answer` is its top-k as (class, probability) pairs, or an error message."""
+        error = answer if isinstance(answer, str) else None
+        top = [] if error is not None else answer
         if self.jsonl:
+            row = {"path": path, "top": [{"class": c, "prob": p} for c, p in top]}
+            if error is not None:
+                row["error"] = error
             self.file.write(json.dumps(row) + "\n")
             return
-        cells = [row["path"]]
+        cells = [path]
         for k in range(self.top):
-            entry = row["top"][k] if k < len(row["top"]) else None
-            cells += [entry["class"], repr(entry["prob"])] if entry else ["", ""]
-        self.csv.writerow(cells + [row.get("error", "")])
+            cells += [top[k][0], repr(top[k][1])] if k < len(top) else ["", ""]
+        self.csv.writerow(cells + [error or ""])
 
     def close(self):
         self.file.close()
 
 
 def classify_files(inputs, model, output, scheduler=None, client=None, workers=2, threads_per_worker=1,
-                   engine_threads=None, top=5, batch=64, lanes=None):
+                   engine_threads=None, top=5, batch=64, task_images=None):
     """Classifies `inputs` (image files and folders) with the model file `model` on a Dask cluster.
 
     The cluster is `client` if given, else the scheduler at `scheduler` (tcp://host:port), else a
     LocalCluster of `workers` processes with `threads_per_worker` task threads each, on 127.0.0.1.
-    Each task runs its batch in `lanes` parts at once with `engine_threads` engine threads each
-    (None: from the task thread's share of its machine's cores, see lanes_and_threads).
+    Each task classifies `task_images` images (None: task_sizes() from the job and the cluster's task
+    threads, shrinking towards the end) in engine runs of `batch` images, on `engine_threads` engine threads (None: the task
+    thread's share of its machine's cores).
     Writes one row per image to `output` (.csv, or .jsonl for JSON lines) in input order. Returns a
-    summary dict: images, errors, seconds, images_per_second, and per worker address its model
-    loads and tasks (each worker that ran a task loads the model exactly once).
+    summary dict: images, errors, batches (tasks), largest_task (images), seconds, images_per_second, and
+    per worker address its model loads and tasks (each worker that ran a task loads the model once).
     """
-    if top < 1 or batch < 1:
-        raise ValueError("top and batch must be >= 1")
-    if (lanes is not None and lanes < 1) or (engine_threads is not None and engine_threads < 1):
-        raise ValueError("lanes and engine_threads must be >= 1 (or None: from the cores)")
+    if top < 1 or batch < 1 or (task_images is not None and task_images < 1):
+        raise ValueError("top, batch and task_images must be >= 1")
+    if engine_threads is not None and engine_threads < 1:
+        raise ValueError("engine_threads must be >= 1 (or None: from the cores)")
     given = image_paths(inputs)
+    if any("\0" in p for p in given):  # tasks carry their paths joined by NUL
+        raise ValueError("an image path contains a NUL character")
     model_path = os.path.abspath(os.fspath(model))
     if os.path.exists(model_path) or (client is None and not scheduler):
         polaformer.Model(model_path, threads=1)  # a bad model file fails here, once, not on every worker
@@ -239,7 +227,7 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
     else:
         owned_client = None
     try:
-        return _classify_on(client, given, model_path, output, engine_threads, lanes, top, batch)
+        return _classify_on(client, given, model_path, output, engine_threads, top, batch, task_images)
     finally:
         if owned_client is not None:
             owned_client.close()
@@ -247,10 +235,23 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
             cluster.close()
 
 
-def _classify_on(client, given, model_path, output, engine_threads, lanes, top, batch):
+def _submit(client, joined, args):
+    """One classify_batch task per item of `joined`. Short on purpose: Dask reads the source of the
+    function that submits, on every call."""
+    return client.map(classify_batch, joined, *[[a] * len(joined) for a in args], pure=False)
+
+
+def _classify_on(client, given, model_path, output, engine_threads, top, batch, task_images):
     client.wait_for_workers(1)
     hosts = threads_by_host(client)
-    batches = [given[i:i + batch] for i in range(0, len(given), batch)]
+    if task_images:
+        sizes = [task_images] * (len(given) // task_images) + ([len(given) % task_images] if len(given) % task_images else [])
+    else:
+        sizes = task_sizes(len(given), sum(hosts.values()), batch)
+    tasks, first = [], 0
+    for size in sizes:
+        tasks.append(given[first:first + size])
+        first += size
     # Enough tasks in flight to keep every task thread busy; bounded, so ten million images
     # never sit in the scheduler at once.
     window = max(8, 4 * sum(hosts.values()))
@@ -259,18 +260,20 @@ def _classify_on(client, given, model_path, output, engine_threads, lanes, top, 
     errors = 0
     start = time.perf_counter()
     try:
-        next_batch = 0
-        while next_batch < len(batches) or pending:
-            while next_batch < len(batches) and len(pending) < window:
-                paths = batches[next_batch]
-                pending.append((paths, client.submit(classify_batch, [os.path.abspath(p) for p in paths], model_path,
-                                                     top, hosts, engine_threads, lanes, batch, pure=False)))
-                next_batch += 1
+        next_task = 0
+        while next_task < len(tasks) or pending:
+            # Refilled half a window at a time: each submission costs the client a walk up its stack
+            # (Dask records the calling code), once per call of _submit, not per task.
+            if len(pending) <= window // 2 and next_task < len(tasks):
+                group = tasks[next_task:next_task + window - len(pending)]
+                futures = _submit(client, ["\0".join(map(os.path.abspath, paths)) for paths in group],
+                                  (model_path, top, hosts, engine_threads, batch))
+                pending.extend(zip(group, futures))
+                next_task += len(group)
             paths, future = pending.popleft()
-            for given_path, row in zip(paths, future.result()):
-                row["path"] = given_path  # as the caller named it
-                errors += "error" in row
-                writer.write(row)
+            for given_path, answer in zip(paths, future.result()):  # the path as the caller named it
+                errors += isinstance(answer, str)
+                writer.write(given_path, answer)
             future.release()
     finally:
         writer.close()
@@ -278,7 +281,8 @@ def _classify_on(client, given, model_path, output, engine_threads, lanes, top, 
     return {
         "images": len(given),
         "errors": errors,
-        "batches": len(batches),
+        "batches": len(tasks),
+        "largest_task": max(sizes, default=0),
         "seconds": seconds,
         "images_per_second": len(given) / seconds if seconds > 0 else 0.0,
         "workers": client.run(worker_counts),

@@ -89,6 +89,26 @@ ImageSource collect_one_image(const py::object &image, const std::string &caller
   return parse_image(image, caller + ": the image");
 }
 
+pola_image as_pola_image(const ImageSource &src) {
+  pola_image image{};
+  switch (src.kind) {
+  case ImageSource::Kind::path:
+    image.path = src.path.c_str();
+    break;
+  case ImageSource::Kind::bytes:
+    image.data = src.bytes.data();
+    image.size = src.bytes.size();
+    break;
+  case ImageSource::Kind::pixels:
+    image.pixels = src.pixel_data;
+    image.height = src.height;
+    image.width = src.width;
+    image.channels = src.channels;
+    break;
+  }
+  return image;
+}
+
 void preprocess_into(const pola_model *model, const ImageSource &src, float *out) {
   pola_status status = POLA_OK;
   switch (src.kind) {

@@ -32,6 +32,9 @@ std::vector<ImageSource> collect_images(const pybind11::object &images, const st
 // Exactly one image (Model.preprocess).
 ImageSource collect_one_image(const pybind11::object &image, const std::string &caller);
 
+// `src` as the C API's pola_image (pointing into `src`, which must outlive it).
+pola_image as_pola_image(const ImageSource &src);
+
 // Decodes and preprocesses `src` into channels * height * width floats at
 // `out`, as the model's metadata prescribes. Runs without the GIL; throws the
 // C++ API's exceptions with the image's label in front of the message.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
-#include <thread>
 
 #include "errors.h"
 #include "image_sources.h"
@@ -166,26 +165,16 @@ py::array_t<float> PyModel::preprocess(const py::object &image) {
   return x;
 }
 
-void PyModel::preprocess_parallel(const std::vector<ImageSource> &sources, size_t begin, size_t n, size_t per_image,
-                                  float *x) const {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t workers = std::min(n, static_cast<size_t>(threads_ > 0 ? threads_ : static_cast<int>(cores)));
-  std::vector<std::exception_ptr> errors(n);
-  auto work = [&](size_t first) {
-    for (size_t j = first; j < n; j += workers) {
-      try {
-        preprocess_into(model_.get(), sources[begin + j], x + j * per_image);
-      } catch (...) {
-        errors[j] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (auto &t : pool) t.join();
-  for (const auto &e : errors) // the first failing image, whatever thread met it
-    if (e) std::rethrow_exception(e);
+void PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const {
+  std::vector<pola_image> images(n);
+  for (size_t j = 0; j < n; ++j) images[j] = as_pola_image(sources[begin + j]);
+  int failed = -1;
+  const pola_status status = pola_model_preprocess_batch(model_.get(), images.data(), static_cast<int>(n), x, &failed);
+  if (status == POLA_OK) return;
+  const std::string message =
+      (failed >= 0 ? sources[begin + static_cast<size_t>(failed)].label + ": " : std::string()) + pola_last_error();
+  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+  throw polaformer::InternalError(message);
 }
 
 std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const py::object &images, int top, int batch) {
@@ -204,7 +193,7 @@ std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const 
     const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
     x.resize(n * per_image);
     logits.resize(n * static_cast<size_t>(classes));
-    preprocess_parallel(sources, begin, n, per_image, x.data());
+    preprocess_batch(sources, begin, n, x.data());
     run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
                  static_cast<int64_t>(begin));
     for (size_t j = 0; j < n; ++j) {

@@ -172,6 +172,35 @@ static void test_images_in_memory(pola_model *m, const char *dir) {
   CHECK(pola_model_preprocess_pixels(m, rgb, 1 << 30, 1 << 30, 3, got) == POLA_ERROR_INPUT);
   CHECK(pola_model_preprocess_pixels(NULL, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
 
+  { /* the batch decoder: each kind of image as alone; the lowest failing image is named */
+    float *batch = (float *)malloc(5 * per_image * sizeof(float));
+    pola_image images[5];
+    int failed = 7, i;
+    memset(images, 0, sizeof images);
+    images[1].data = png;
+    images[1].size = png_size;
+    images[2].pixels = rgba;
+    images[2].height = PHOTO_H;
+    images[2].width = PHOTO_W;
+    images[2].channels = 4;
+    images[3].data = text; /* not an image */
+    images[3].size = text_size;
+    images[4] = images[2];
+    images[4].channels = 5; /* refused too, but later in the batch */
+    images[0].path = fixture_path(dir, "photo.png");
+    CHECK(pola_model_preprocess_batch(m, images, 3, batch, &failed) == POLA_OK);
+    CHECK(failed == -1);
+    for (i = 0; i < 3; ++i) CHECK(max_abs_diff(want, batch + (size_t)i * per_image, per_image) == 0);
+    CHECK(pola_model_preprocess_batch(m, images, 5, batch, &failed) == POLA_ERROR_INPUT);
+    CHECK(failed == 3);
+    CHECK(strstr(pola_last_error(), "image bytes") != NULL);
+    CHECK(pola_model_preprocess_batch(m, images + 4, 1, batch, &failed) == POLA_ERROR_INPUT);
+    CHECK(failed == 0 && strstr(pola_last_error(), "channels") != NULL);
+    CHECK(pola_model_preprocess_batch(m, images, 0, batch, &failed) == POLA_OK && failed == -1);
+    CHECK(pola_model_preprocess_batch(m, images, -1, batch, NULL) == POLA_ERROR_INPUT);
+    CHECK(pola_model_preprocess_batch(NULL, images, 1, batch, &failed) == POLA_ERROR_INPUT);
+    free(batch);
+  }
   {
     const char *info = pola_model_info_json(m);
     CHECK(info != NULL);

@@ -59,7 +59,7 @@ def assert_loaded_once_per_worker(summary, batches):
 def test_the_example_matches_pola_classify(inputs, pola_answers, pvt_path, tmp_path):
     out, summary_file = tmp_path / "labels.jsonl", tmp_path / "summary.json"
     r = subprocess.run([sys.executable, EXAMPLE, "-m", pvt_path, "-o", out, "--workers", "2", "--batch", str(BATCH),
-                        "--summary-json", summary_file, *inputs], capture_output=True, text=True, timeout=600)
+                        "--task-images", str(3 * BATCH), "--summary-json", summary_file, *inputs], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stderr  # one unreadable image
     assert "300 images" not in r.stderr and "301 images" in r.stderr and "1 unreadable" in r.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -68,12 +68,12 @@ def test_the_example_matches_pola_classify(inputs, pola_answers, pvt_path, tmp_p
     assert_same_as_pola(rows, inputs, pola_answers)
     summary = json.loads(summary_file.read_text())
     assert summary["images"] == 301 and summary["errors"] == 1
-    assert_loaded_once_per_worker(summary, math.ceil(301 / BATCH))
+    assert_loaded_once_per_worker(summary, math.ceil(301 / (3 * BATCH)))
 
 
 def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path, tmp_path):
     from dask.distributed import Client, LocalCluster
-    from polaformer.dask import classify_files, passive_openmp_workers
+    from polaformer.dask import classify_files, passive_openmp_workers, task_sizes
     # the caller's value wins (read now: starting workers puts the pre-spawn value into this process too)
     policy = b"OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "passive").encode()
     with passive_openmp_workers():
@@ -84,39 +84,49 @@ def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path
         started_with = client.run(lambda: open("/proc/self/environ", "rb").read().split(b"\0"))
         assert all(policy in env for env in started_with.values()), started_with
         out = tmp_path / "labels.csv"
-        summary = classify_files(inputs, pvt_path, str(out), client=client, top=5, batch=BATCH)
+        summary = classify_files(inputs, pvt_path, str(out), client=client, top=5, batch=BATCH)  # default task size
         # a second job on the same workers loads nothing new
         again = classify_files(inputs[:40], pvt_path, str(tmp_path / "again.csv"), client=client, batch=BATCH)
-        # each task's batch in 3 lanes at once (parts of 5-6 images, the bad one among them), in order
-        lanes = classify_files(inputs, pvt_path, str(tmp_path / "lanes.jsonl"), client=client, batch=BATCH, lanes=3,
-                               engine_threads=1)
+        # tasks of 50 images (3 engine runs of 16 and one of 2, the bad image in a run of 16), each on
+        # an OpenMP team of 2
+        team = classify_files(inputs, pvt_path, str(tmp_path / "team.jsonl"), client=client, batch=BATCH,
+                              task_images=50, engine_threads=2)
     with open(out, newline="") as f:
         table = list(csv.DictReader(f))
     rows = [{"path": t["path"], "error": t["error"],
              "top": [(t[f"class_{k}"], float(t[f"prob_{k}"])) for k in range(1, 6) if t[f"class_{k}"]]}
             for t in table]
     assert_same_as_pola(rows, inputs, pola_answers)
-    assert_loaded_once_per_worker(summary, math.ceil(301 / BATCH))
+    assert_loaded_once_per_worker(summary, len(task_sizes(301, 4, BATCH)))  # 4 task threads
     assert all(w["loads"] <= 1 for w in again["workers"].values())
-    lane_rows = [json.loads(line) for line in (tmp_path / "lanes.jsonl").read_text().splitlines()]
-    for row in lane_rows:
+    team_rows = [json.loads(line) for line in (tmp_path / "team.jsonl").read_text().splitlines()]
+    for row in team_rows:
         row["top"] = [(t["class"], t["prob"]) for t in row["top"]]
-    assert_same_as_pola(lane_rows, inputs, pola_answers)
-    assert lanes["errors"] == 1 and all(w["loads"] <= 1 for w in lanes["workers"].values())
+    assert_same_as_pola(team_rows, inputs, pola_answers)
+    assert team["errors"] == 1 and team["batches"] == 7
+    # a model of 2 engine threads beside each worker's first one (of 1), each loaded at most once
+    assert all(w["loads"] <= 2 for w in team["workers"].values())
 
 
-@pytest.mark.parametrize("share, batch, lanes, engine_threads, expected", [
-    (2, 64, None, None, (2, 1)),    # a 2-core share: two one-thread lanes of 32 images
-    (1, 64, None, None, (1, 1)),
-    (32, 64, None, None, (8, 4)),   # lanes of at least 8 images; the rest of the share as engine threads
-    (4, 8, None, None, (1, 4)),     # a small batch: one lane on the whole share
-    (2, 64, None, 2, (1, 2)),       # engine_threads alone: one run on that many threads
-    (2, 64, 3, None, (3, 1)),
-    (8, 64, 2, 3, (2, 3)),
-])
-def test_lanes_and_threads(share, batch, lanes, engine_threads, expected):
-    from polaformer.dask import lanes_and_threads
-    assert lanes_and_threads(share, batch, lanes, engine_threads) == expected
+@pytest.mark.parametrize("images, task_threads, batch", [
+    (10000, 2, 64), (301, 4, 16), (100, 8, 64), (10**6, 16, 64), (10**5, 1, 2048), (5, 2, 64), (0, 2, 64)])
+def test_task_sizes(images, task_threads, batch):
+    from polaformer.dask import MAX_TASK_IMAGES, task_sizes
+    sizes = task_sizes(images, task_threads, batch)
+    assert sum(sizes) == images and all(s > 0 for s in sizes)
+    assert sizes == sorted(sizes, reverse=True)                       # shrinking towards the end
+    assert all(s % batch == 0 for s in sizes[:-1])                    # whole engine batches but the last
+    assert all(s <= max(batch, MAX_TASK_IMAGES) for s in sizes)
+    remaining = images
+    for s in sizes[:-1]:  # at most the remaining images / (2 x threads), rounded up to whole batches
+        share = math.ceil(remaining / (2 * task_threads))
+        assert s <= max(batch, math.ceil(share / batch) * batch)
+        remaining -= s
+
+
+def test_task_sizes_of_the_benchmark():
+    from polaformer.dask import task_sizes
+    assert task_sizes(10000, 2, 64) == [1024] * 7 + [768, 576, 384, 320, 256, 192, 128, 64, 64, 64, 16]
 
 
 def test_a_bad_model_fails_at_once_before_a_cluster_starts(samples, tmp_path):

@@ -142,6 +142,25 @@ POLA_API pola_status pola_model_preprocess_image_bytes(const pola_model *model, 
 POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const unsigned char *pixels, int height,
                                                   int width, int channels, float *out);
 
+/* One image of pola_model_preprocess_batch: a file (`path`), else an encoded
+ * image of `size` bytes at `data`, else decoded pixels as
+ * pola_model_preprocess_pixels takes them. Zero-initialize it and set one. */
+typedef struct pola_image {
+  const char *path;
+  const void *data;
+  size_t size;
+  const unsigned char *pixels;
+  int height, width, channels;
+} pola_image;
+
+/* Decodes and preprocesses `count` images into `out` (count * channels *
+ * height * width floats, in order) on the model's threads, as `pola eval`
+ * does (the same code). On failure the lowest-numbered failing image's error
+ * is reported, and its number written to `*failed` (if not NULL; -1 when all
+ * succeed). */
+POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const pola_image *images, int count,
+                                                 float *out, int *failed);
+
 /* The model's description as one JSON object (what `pola info --json`
  * prints: family, config, classes, preprocess, parameters, ...). The string
  * lives as long as the model; NULL (with pola_last_error) on failure. */
