@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
+#include "kernels/simd/abs_pow_bf16.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
 
@@ -59,7 +60,7 @@ POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Lay
     V u(load_part(a.k + tok * a.ld_k + c0 + jc, nch));
     if (a.pos_enc) u += V(load_part(a.pos_enc + tok * width + c0 + jc, nch));
     u *= isc;
-    const V m = abs_pow<A>(u, pw); // 0 on pad lanes
+    const V m = abs_pow_bf16(u, pw); // 0 on pad lanes
     r[i] = _mm512_or_ps(m, _mm512_and_ps(u, sign)); // |k'|^p with k''s sign
     const __mmask16 neg = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ); // a -0 or a pad lane has m = 0
     ks_pos = _mm512_mask_add_ps(ks_pos, __mmask16(~neg), ks_pos, m);

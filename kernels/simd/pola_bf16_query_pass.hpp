@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
+#include "kernels/simd/abs_pow_bf16.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_key_pass.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
@@ -45,7 +46,7 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
         if (fetch) _mm_prefetch(reinterpret_cast<const char *>(q + pola_detail::kPrefetchTokens * a.ld_q + j), _MM_HINT_T1);
         const __mmask16 lanes = __mmask16((1u << n) - 1);
         const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
-        const V m = abs_pow<A>(u, V(load_part(a.power + c0 + j, n))); // 0 on pad lanes
+        const V m = abs_pow_bf16(u, load_part(a.power + c0 + j, n)); // 0 on pad lanes
         const auto neg_u = u < zero;
         const V pos = xsimd::select(neg_u, zero, m), neg = xsimd::select(neg_u, m, zero);
         _mm256_mask_storeu_epi16(row + j, lanes, to_bf16x16(pos));
