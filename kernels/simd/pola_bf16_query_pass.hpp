@@ -20,11 +20,29 @@ namespace pola::kernels::simd::bf16_detail {
 constexpr int64_t kQueryBlock = 64; // query tokens per block: 4 tile rows of 16
 
 // Per-thread scratch of query_block, allocated once per call and thread.
+// den_parts: per head and token, the 16-lane partial sums of the two
+// denominators (sim, opp); den: per head, the factors 1 / (den + eps) of the
+// block's tokens, sim then opp (kQueryBlock each).
 struct QueryScratch {
-  ScratchBuffer phiq, ob, den;
+  ScratchBuffer phiq, ob, den_parts, den;
   QueryScratch(const Bf16Layout &lay, int heads)
-      : phiq(heads * kQueryBlock * lay.kp / 2), ob(heads * kQueryBlock * lay.np), den(heads * kQueryBlock * 2) {}
+      : phiq(heads * kQueryBlock * lay.kp / 2), ob(heads * kQueryBlock * lay.np),
+        den_parts(heads * kQueryBlock * 2 * 16), den(heads * kQueryBlock * 2) {}
 };
+
+// The factors 1 / (den + eps) of one head's block from its partial sums
+// (tokens [0, tb); the rest of a 16-token group is zeroed first).
+POLA_BF16_TARGET inline void denominator_factors(float *parts, int64_t tb, float *f) {
+  const __m512 eps = _mm512_set1_ps(pola_detail::kDenominatorEps), one = _mm512_set1_ps(1.0f);
+  for (int64_t t = tb; t % 16 != 0; ++t)
+    for (int k = 0; k < 2; ++k) _mm512_store_ps(parts + (t * 2 + k) * 16, _mm512_setzero_ps());
+  for (int64_t t0 = 0; t0 < tb; t0 += 16)
+    for (int k = 0; k < 2; ++k) {
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) v[i] = _mm512_load_ps(parts + ((t0 + i) * 2 + k) * 16);
+      _mm512_store_ps(f + k * kQueryBlock + t0, _mm512_div_ps(one, _mm512_add_ps(lane_sums16(v), eps)));
+    }
+}
 
 POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout &lay, const float *states_m,
                                          int64_t t0, int64_t t1, bool stream_out, QueryScratch &s) {
@@ -55,10 +73,13 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
         den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
         den_opp = xsimd::fma(m, xsimd::select(neg_u, km_pos, km_neg), den_opp);
       }
-      s.den.data[(h * kQueryBlock + t) * 2] = xsimd::hadd(den_sim);
-      s.den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
+      float *parts = s.den_parts.data + (h * kQueryBlock + t) * 2 * 16;
+      den_sim.store_aligned(parts);
+      den_opp.store_aligned(parts + 16);
     }
   }
+  for (int h = 0; h < heads; ++h)
+    denominator_factors(s.den_parts.data + h * kQueryBlock * 2 * 16, tb, s.den.data + h * kQueryBlock * 2);
   memory_barrier();
   // Rows past tb hold an earlier block's (finite) features; their outputs are not read.
   for (int h = 0; h < heads; ++h) {
@@ -74,9 +95,8 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const float *o = s.ob.data + h * ob_head + t * lay.np;
-      const float *dn = s.den.data + (h * kQueryBlock + t) * 2;
-      const V f_sim(1.0f / (dn[0] + pola_detail::kDenominatorEps)),
-          f_opp(1.0f / (dn[1] + pola_detail::kDenominatorEps));
+      const float *fd = s.den.data + h * kQueryBlock * 2 + t;
+      const V f_sim(fd[0]), f_opp(fd[kQueryBlock]);
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += 16) {
         const V f = xsimd::select(lanes < V(float(half - c)), f_sim, f_opp);
