@@ -3,6 +3,7 @@
 // that the sign-pattern bands of both passes select tokens with.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -17,6 +18,24 @@ constexpr int64_t kMaxChunks = 32;     // bounds the partial-state memory
 constexpr int64_t kQueryBlock = 64;    // query tokens per scratch block: one bit each in a uint64
 constexpr float kDenominatorEps = 1e-6f;
 static_assert(kKeyBlock <= 64 && kQueryBlock <= 64, "a block's tokens are the bits of one uint64 mask");
+
+// How both cores (pola_attention.hpp, pola_attention_bf16.hpp) cut the key
+// side into tasks. The chunk count depends only on n_k, so the chunk partials
+// and their in-order sum are the same for any thread count; tasks are
+// (chunk, group of heads), and with few chunks the heads are split too, so
+// short sequences still use every thread.
+struct KeySplit {
+  int64_t chunks, groups, tasks;
+  KeySplit(int64_t n_k, int heads, int threads)
+      : chunks(n_k > 0 ? std::min(kMaxChunks, (n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1),
+        groups(std::min<int64_t>(heads, (4 * int64_t(threads) + chunks - 1) / chunks)), tasks(chunks * groups) {}
+  // Task `task`'s tokens [t0, t1) and heads [h0, h1).
+  int64_t chunk(int64_t task) const { return task / groups; }
+  int64_t t0(int64_t n_k, int64_t task) const { return n_k * chunk(task) / chunks; }
+  int64_t t1(int64_t n_k, int64_t task) const { return n_k * (chunk(task) + 1) / chunks; }
+  int h0(int heads, int64_t task) const { return int(heads * (task % groups) / groups); }
+  int h1(int heads, int64_t task) const { return int(heads * (task % groups + 1) / groups); }
+};
 
 // Register tile shapes per ISA: accumulators + operands fit the register file.
 template <class A> struct Tiles {
