@@ -43,9 +43,6 @@ POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const floa
   for (int64_t r = 0; r < lay.kp; ++r) kmean[r] = r < 2 * d ? ksum[r] * inv_n : 0.0f;
 }
 
-// Widest head the bf16 core takes: build_query_state's row buffers.
-constexpr int kMaxHeadDim = 128;
-
 POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
   using namespace pola_detail;
   if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;

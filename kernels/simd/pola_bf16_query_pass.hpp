@@ -65,13 +65,14 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
         const __mmask16 lanes = __mmask16((1u << n) - 1);
         const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
         const V m = abs_pow_bf16(u, load_part(a.power + c0 + j, n)); // 0 on pad lanes
-        const auto neg_u = u < zero;
-        const V pos = xsimd::select(neg_u, zero, m), neg = xsimd::select(neg_u, m, zero);
-        _mm256_mask_storeu_epi16(row + j, lanes, to_bf16x16(pos));
-        _mm256_mask_storeu_epi16(row + d + j, lanes, to_bf16x16(neg));
+        // One conversion, then each half keeps the lanes of its sign (bf16 zero is 0x0000).
+        const __m256i mb = to_bf16x16(m);
+        const __mmask16 neg_lanes = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ);
+        _mm256_mask_storeu_epi16(row + j, lanes, _mm256_maskz_mov_epi16(__mmask16(~neg_lanes), mb));
+        _mm256_mask_storeu_epi16(row + d + j, lanes, _mm256_maskz_mov_epi16(neg_lanes, mb));
         const V km_pos(load_part(kmean + j, n)), km_neg(load_part(kmean + d + j, n));
-        den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
-        den_opp = xsimd::fma(m, xsimd::select(neg_u, km_pos, km_neg), den_opp);
+        den_sim = xsimd::fma(m, V(_mm512_mask_blend_ps(neg_lanes, km_pos, km_neg)), den_sim);
+        den_opp = xsimd::fma(m, V(_mm512_mask_blend_ps(neg_lanes, km_neg, km_pos)), den_opp);
       }
       float *parts = s.den_parts.data + (h * kQueryBlock + t) * 2 * 16;
       den_sim.store_aligned(parts);
@@ -90,8 +91,10 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
                    s.ob.data + h * ob_head + r * lay.np + c, lay.np * 4, true);
   }
   memory_barrier();
-  alignas(64) static constexpr float kLaneIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const V lanes = V::load_aligned(kLaneIndex);
+  // Per 16 output columns from c = 16i: the lanes of x_sim (column < d/2) take f_sim.
+  __mmask16 sim_lanes[kMaxHeadDim / 16];
+  for (int c = 0; c < d; c += 16)
+    sim_lanes[c / 16] = __mmask16(half - c >= 16 ? 0xffff : half - c <= 0 ? 0 : (1u << (half - c)) - 1);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const float *o = s.ob.data + h * ob_head + t * lay.np;
@@ -99,7 +102,7 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
       const V f_sim(fd[0]), f_opp(fd[kQueryBlock]);
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += 16) {
-        const V f = xsimd::select(lanes < V(float(half - c)), f_sim, f_opp);
+        const V f = _mm512_mask_blend_ps(sim_lanes[c / 16], f_opp, f_sim);
         if (stream_out)
           store_stream<A>(dst + c, V::load_aligned(o + c) * f);
         else

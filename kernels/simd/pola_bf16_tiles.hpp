@@ -139,6 +139,10 @@ POLA_BF16_TARGET inline __m512 lane_sums16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xdd));
 }
 
+// Widest head the bf16 core takes: the row buffers of build_query_state and
+// the column masks of query_block (wider heads go to the fp32 core).
+constexpr int kMaxHeadDim = 128;
+
 // Padded sizes of one head for the tile products.
 struct Bf16Layout {
   int d, half;
