@@ -98,7 +98,8 @@ const char *forced_isa();
 
 // ---- bf16 polarity core ----
 // pola_attention with its two products (KV = phi_k^T v, q_sim @ M) in bf16
-// with fp32 accumulation on AMX-BF16 tiles; the feature maps, ksum, kmean,
+// with fp32 accumulation on AMX-BF16 tiles; the feature maps (computed in
+// fp32 to 1.2e-4 relative, as they are rounded to bf16 next), ksum, kmean,
 // denominators and normalisation stay fp32, inputs and outputs are fp32.
 // Same arguments and thread-count determinism as pola_attention; heads wider
 // than 128 channels run the fp32 core. nullptr when AMX-BF16 is not active

@@ -84,21 +84,15 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
   const Layout<A> lay(a.head_dim);
   const int threads = std::max(1, a.threads);
 
-  // Key side: the chunk count depends only on n_k, so sums are
-  // thread-independent. Tasks are (chunk, group of heads); with few chunks the
-  // heads are split too, so short sequences still use every thread.
-  const int64_t chunks =
-      a.n_k > 0 ? std::min(kMaxChunks, (a.n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1;
+  // Key side: chunk partials, thread-independent (KeySplit).
+  const KeySplit split(a.n_k, a.heads, threads);
+  const int64_t chunks = split.chunks, tasks = split.tasks;
   const int64_t per_chunk = int64_t(a.heads) * lay.state;
-  const int64_t groups = std::min<int64_t>(a.heads, (4 * threads + chunks - 1) / chunks);
-  const int64_t tasks = chunks * groups;
   ScratchBuffer states(chunks * per_chunk);
 #pragma omp parallel for num_threads(threads) if (threads > 1 && tasks > 1) schedule(dynamic, 1)
-  for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t c = task / groups, g = task % groups;
-    key_chunk<A>(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, int(a.heads * g / groups),
-                 int(a.heads * (g + 1) / groups), states.data + c * per_chunk);
-  }
+  for (int64_t task = 0; task < tasks; ++task)
+    key_chunk<A>(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
+                 split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
 
   // Fold chunk partials in chunk order, then build each head's query state.
   ScratchBuffer m(int64_t(a.heads) * lay.qstate);

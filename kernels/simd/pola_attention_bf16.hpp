@@ -1,6 +1,7 @@
 // The polarity attention core with its two products in bf16 on AMX tiles
 // (fp32 accumulation): KV = phi_k^T v in the key pass, q_sim @ M in the query
-// pass. The feature maps |x|^p, ksum, kmean, the denominators and the
+// pass. The feature maps |x|^p (fp32, at bf16 accuracy: abs_pow_bf16.hpp,
+// relative error 1.2e-4), ksum, kmean, the denominators and the
 // normalisation stay fp32, as in the fp32 core (pola_attention.hpp), whose
 // state algebra and chunking this follows: chunks depend only on n_k and are
 // summed in chunk order, so the output is bit-identical for any thread count.
@@ -43,30 +44,23 @@ POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const floa
   for (int64_t r = 0; r < lay.kp; ++r) kmean[r] = r < 2 * d ? ksum[r] * inv_n : 0.0f;
 }
 
-// Widest head the bf16 core takes: build_query_state's row buffers.
-constexpr int kMaxHeadDim = 128;
-
 POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
   using namespace pola_detail;
   if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
   const Bf16Layout lay(a.head_dim);
   const int threads = std::max(1, a.threads);
 
-  const int64_t chunks =
-      a.n_k > 0 ? std::min(kMaxChunks, (a.n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1;
+  const KeySplit split(a.n_k, a.heads, threads); // the fp32 core's chunks and tasks
+  const int64_t chunks = split.chunks, tasks = split.tasks;
   const int64_t per_chunk = int64_t(a.heads) * lay.state;
-  const int64_t groups = std::min<int64_t>(a.heads, (4 * threads + chunks - 1) / chunks);
-  const int64_t tasks = chunks * groups;
   ScratchBuffer states(chunks * per_chunk);
 #pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
   {
     configure_tiles();
 #pragma omp for schedule(dynamic, 1) nowait
-    for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t c = task / groups, g = task % groups;
-      key_chunk(a, lay, a.n_k * c / chunks, a.n_k * (c + 1) / chunks, int(a.heads * g / groups),
-                int(a.heads * (g + 1) / groups), states.data + c * per_chunk);
-    }
+    for (int64_t task = 0; task < tasks; ++task)
+      key_chunk(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
+                split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
     release_tiles();
   }
 

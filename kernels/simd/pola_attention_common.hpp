@@ -3,6 +3,7 @@
 // that the sign-pattern bands of both passes select tokens with.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -18,15 +19,42 @@ constexpr int64_t kQueryBlock = 64;    // query tokens per scratch block: one bi
 constexpr float kDenominatorEps = 1e-6f;
 static_assert(kKeyBlock <= 64 && kQueryBlock <= 64, "a block's tokens are the bits of one uint64 mask");
 
-// Register tile shapes per ISA: accumulators + operands fit the register file.
+// How both cores (pola_attention.hpp, pola_attention_bf16.hpp) cut the key
+// side into tasks. The chunk count depends only on n_k, so the chunk partials
+// and their in-order sum are the same for any thread count; tasks are
+// (chunk, group of heads), and with few chunks the heads are split too, so
+// short sequences still use every thread.
+struct KeySplit {
+  int64_t chunks, groups, tasks;
+  KeySplit(int64_t n_k, int heads, int threads)
+      : chunks(n_k > 0 ? std::min(kMaxChunks, (n_k + kChunkMinTokens - 1) / kChunkMinTokens) : 1),
+        groups(std::min<int64_t>(heads, (4 * int64_t(threads) + chunks - 1) / chunks)), tasks(chunks * groups) {}
+  // Task `task`'s tokens [t0, t1) and heads [h0, h1).
+  int64_t chunk(int64_t task) const { return task / groups; }
+  int64_t t0(int64_t n_k, int64_t task) const { return n_k * chunk(task) / chunks; }
+  int64_t t1(int64_t n_k, int64_t task) const { return n_k * (chunk(task) + 1) / chunks; }
+  int h0(int heads, int64_t task) const { return int(heads * (task % groups) / groups); }
+  int h1(int heads, int64_t task) const { return int(heads * (task % groups + 1) / groups); }
+};
+
+// Register tile shapes, chosen from the register count: sign-pattern bands
+// (both passes) of C channels x V column vectors. A band holds C x 2 signs x V
+// vectors (key side: KV accumulators; query side: rows of M), but one sign
+// pattern's token loop uses only C x V of them, plus V operands and a
+// broadcast: that live set must fit the register file. Within it, V = 4 (all
+// of d = 64 in one AVX-512 tile, two AVX2 tiles) beats more channels: each
+// column tile repeats every pattern loop, and a pattern loop's exit is a
+// branch the predictor cannot learn (random signs), as are the loads of the
+// band's vectors per pattern. So:
+//   32 registers (AVX-512): C = 3, V = 4: 12 + 4 + 1 = 17 live;
+//   16 registers (AVX2):    C = 2, V = 4:  8 + 4 + 1 = 13 live.
+// Measured at 65k x 8 x 64, 1 thread (CPU ms per run, load ~4.5): AVX2 C x V =
+// 2 x 4: 228, 2 x 5: 229-232, 3 x 3: 241-245, 3 x 2 (before): 252-255,
+// 2 x 8: 256, 1 x 4: 268; AVX-512 3 x 4: 137-138, 2 x 4: 144, 4 x 4: 146-147.
 template <class A> struct Tiles {
-  // Sign-pattern bands (both passes): C channels x 2 signs x V vectors held
-  // in registers (key side: KV accumulators; query side: rows of M), plus V
-  // operand vectors and C broadcasts.
-  // AVX2: 3 x 2 x 2 accumulators + 2 operands + a broadcast = 15 of 16
-  // registers (measured ~10% faster than 2 channels x 2 vectors).
-  static constexpr int band_channels = 3;
-  static constexpr int band_vecs = kRegisters<A> == 32 ? 4 : 2;
+  static constexpr int band_channels = kRegisters<A> == 32 ? 3 : 2;
+  static constexpr int band_vecs = 4;
+  static_assert(band_channels * band_vecs + band_vecs + 1 <= kRegisters<A>, "a pattern's live set fits");
 };
 
 // Padded sizes of one head's buffers (all multiples of the vector width).

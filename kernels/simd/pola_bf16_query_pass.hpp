@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
+#include "kernels/simd/abs_pow_bf16.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_key_pass.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
@@ -19,11 +20,29 @@ namespace pola::kernels::simd::bf16_detail {
 constexpr int64_t kQueryBlock = 64; // query tokens per block: 4 tile rows of 16
 
 // Per-thread scratch of query_block, allocated once per call and thread.
+// den_parts: per head and token, the 16-lane partial sums of the two
+// denominators (sim, opp); den: per head, the factors 1 / (den + eps) of the
+// block's tokens, sim then opp (kQueryBlock each).
 struct QueryScratch {
-  ScratchBuffer phiq, ob, den;
+  ScratchBuffer phiq, ob, den_parts, den;
   QueryScratch(const Bf16Layout &lay, int heads)
-      : phiq(heads * kQueryBlock * lay.kp / 2), ob(heads * kQueryBlock * lay.np), den(heads * kQueryBlock * 2) {}
+      : phiq(heads * kQueryBlock * lay.kp / 2), ob(heads * kQueryBlock * lay.np),
+        den_parts(heads * kQueryBlock * 2 * 16), den(heads * kQueryBlock * 2) {}
 };
+
+// The factors 1 / (den + eps) of one head's block from its partial sums
+// (tokens [0, tb); the rest of a 16-token group is zeroed first).
+POLA_BF16_TARGET inline void denominator_factors(float *parts, int64_t tb, float *f) {
+  const __m512 eps = _mm512_set1_ps(pola_detail::kDenominatorEps), one = _mm512_set1_ps(1.0f);
+  for (int64_t t = tb; t % 16 != 0; ++t)
+    for (int k = 0; k < 2; ++k) _mm512_store_ps(parts + (t * 2 + k) * 16, _mm512_setzero_ps());
+  for (int64_t t0 = 0; t0 < tb; t0 += 16)
+    for (int k = 0; k < 2; ++k) {
+      __m512 v[16];
+      for (int i = 0; i < 16; ++i) v[i] = _mm512_load_ps(parts + ((t0 + i) * 2 + k) * 16);
+      _mm512_store_ps(f + k * kQueryBlock + t0, _mm512_div_ps(one, _mm512_add_ps(lane_sums16(v), eps)));
+    }
+}
 
 POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout &lay, const float *states_m,
                                          int64_t t0, int64_t t1, bool stream_out, QueryScratch &s) {
@@ -45,19 +64,23 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
         if (fetch) _mm_prefetch(reinterpret_cast<const char *>(q + pola_detail::kPrefetchTokens * a.ld_q + j), _MM_HINT_T1);
         const __mmask16 lanes = __mmask16((1u << n) - 1);
         const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
-        const V m = abs_pow<A>(u, V(load_part(a.power + c0 + j, n))); // 0 on pad lanes
-        const auto neg_u = u < zero;
-        const V pos = xsimd::select(neg_u, zero, m), neg = xsimd::select(neg_u, m, zero);
-        _mm256_mask_storeu_epi16(row + j, lanes, to_bf16x16(pos));
-        _mm256_mask_storeu_epi16(row + d + j, lanes, to_bf16x16(neg));
+        const V m = abs_pow_bf16(u, load_part(a.power + c0 + j, n)); // 0 on pad lanes
+        // One conversion, then each half keeps the lanes of its sign (bf16 zero is 0x0000).
+        const __m256i mb = to_bf16x16(m);
+        const __mmask16 neg_lanes = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ);
+        _mm256_mask_storeu_epi16(row + j, lanes, _mm256_maskz_mov_epi16(__mmask16(~neg_lanes), mb));
+        _mm256_mask_storeu_epi16(row + d + j, lanes, _mm256_maskz_mov_epi16(neg_lanes, mb));
         const V km_pos(load_part(kmean + j, n)), km_neg(load_part(kmean + d + j, n));
-        den_sim = xsimd::fma(m, xsimd::select(neg_u, km_neg, km_pos), den_sim);
-        den_opp = xsimd::fma(m, xsimd::select(neg_u, km_pos, km_neg), den_opp);
+        den_sim = xsimd::fma(m, V(_mm512_mask_blend_ps(neg_lanes, km_pos, km_neg)), den_sim);
+        den_opp = xsimd::fma(m, V(_mm512_mask_blend_ps(neg_lanes, km_neg, km_pos)), den_opp);
       }
-      s.den.data[(h * kQueryBlock + t) * 2] = xsimd::hadd(den_sim);
-      s.den.data[(h * kQueryBlock + t) * 2 + 1] = xsimd::hadd(den_opp);
+      float *parts = s.den_parts.data + (h * kQueryBlock + t) * 2 * 16;
+      den_sim.store_aligned(parts);
+      den_opp.store_aligned(parts + 16);
     }
   }
+  for (int h = 0; h < heads; ++h)
+    denominator_factors(s.den_parts.data + h * kQueryBlock * 2 * 16, tb, s.den.data + h * kQueryBlock * 2);
   memory_barrier();
   // Rows past tb hold an earlier block's (finite) features; their outputs are not read.
   for (int h = 0; h < heads; ++h) {
@@ -68,17 +91,18 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
                    s.ob.data + h * ob_head + r * lay.np + c, lay.np * 4, true);
   }
   memory_barrier();
-  alignas(64) static constexpr float kLaneIndex[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const V lanes = V::load_aligned(kLaneIndex);
+  // Per 16 output columns from c = 16i: the lanes of x_sim (column < d/2) take f_sim.
+  __mmask16 sim_lanes[kMaxHeadDim / 16];
+  for (int c = 0; c < d; c += 16)
+    sim_lanes[c / 16] = __mmask16(half - c >= 16 ? 0xffff : half - c <= 0 ? 0 : (1u << (half - c)) - 1);
   for (int64_t t = 0; t < tb; ++t) {
     for (int h = 0; h < heads; ++h) {
       const float *o = s.ob.data + h * ob_head + t * lay.np;
-      const float *dn = s.den.data + (h * kQueryBlock + t) * 2;
-      const V f_sim(1.0f / (dn[0] + pola_detail::kDenominatorEps)),
-          f_opp(1.0f / (dn[1] + pola_detail::kDenominatorEps));
+      const float *fd = s.den.data + h * kQueryBlock * 2 + t;
+      const V f_sim(fd[0]), f_opp(fd[kQueryBlock]);
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += 16) {
-        const V f = xsimd::select(lanes < V(float(half - c)), f_sim, f_opp);
+        const V f = _mm512_mask_blend_ps(sim_lanes[c / 16], f_opp, f_sim);
         if (stream_out)
           store_stream<A>(dst + c, V::load_aligned(o + c) * f);
         else

@@ -123,6 +123,26 @@ POLA_BF16_TARGET inline void transpose16(__m512 (&r)[16]) {
   }
 }
 
+// Lane sums of 16 vectors at once: lane i of the result = the sum of v[i]'s
+// 16 lanes. A tree of pairwise shuffles and adds (45 operations) instead of 16
+// horizontal sums (~8 each): within 128-bit lanes first, then across them.
+POLA_BF16_TARGET inline __m512 lane_sums16(const __m512 (&v)[16]) {
+  __m512 w[8], z[4];
+  for (int k = 0; k < 8; ++k) // 128-bit lane L of w[k]: [a0+a2, b0+b2, a1+a3, b1+b3] of a = v[2k], b = v[2k+1]
+    w[k] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * k], v[2 * k + 1]), _mm512_unpackhi_ps(v[2 * k], v[2 * k + 1]));
+  for (int k = 0; k < 4; ++k) // slot j of each 128-bit lane of z[k]: that lane's 4-sum of v[4k + j]
+    z[k] = _mm512_add_ps(_mm512_shuffle_ps(w[2 * k], w[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(w[2 * k], w[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // Pairs of 128-bit lanes, then the remaining pairs: 128-bit lane k ends with z[k]'s total.
+  const __m512 s01 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xdd));
+  const __m512 s23 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], 0x88), _mm512_shuffle_f32x4(z[2], z[3], 0xdd));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(s01, s23, 0x88), _mm512_shuffle_f32x4(s01, s23, 0xdd));
+}
+
+// Widest head the bf16 core takes: the row buffers of build_query_state and
+// the column masks of query_block (wider heads go to the fp32 core).
+constexpr int kMaxHeadDim = 128;
+
 // Padded sizes of one head for the tile products.
 struct Bf16Layout {
   int d, half;
