@@ -5,7 +5,8 @@
 // result, a write past one shows), and 1, 2 and 3 threads bit for bit equal.
 // Bound per element: 1e-5 of sum |a b| + |bias| (fp32 sums of exact
 // products) plus 1e-6 relative (the GELU's erf approximation); bf16 dst one
-// bf16 step (2^-7 relative) more. Runs only where AMX-BF16 is active.
+// bf16 step (2^-7 relative) more, and without GELU at most 1% of bf16 outputs
+// (+1) may differ from the reference's bits at all. Runs only where AMX-BF16 is active.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -106,6 +107,7 @@ void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
     fn(p.args(e.dst_bf16 ? static_cast<void *>(got_h.data()) : got_f.data(), e.bias, e.gelu, e.accumulate,
               e.dst_bf16, threads));
     int bad = 0;
+    int64_t rounded_apart = 0; // bf16 dst: outputs whose bits differ from the reference's
     for (int64_t r = 0; r < p.rows; ++r)
       for (int64_t c = 0; c < p.ld_dst; ++c) {
         const size_t i = size_t(r * p.ld_dst + c);
@@ -117,11 +119,20 @@ void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
         const double want = e.dst_bf16 ? from_bf16(ref_h[i]) : ref_f[i];
         const double got = e.dst_bf16 ? from_bf16(got_h[i]) : got_f[i];
         double tol = 1e-5 * p.magnitude[size_t(r * p.n + c)] + 1e-6 * std::fabs(want) + 1e-6;
-        if (e.dst_bf16) tol += std::ldexp(std::fabs(want), -7);
+        if (e.dst_bf16) {
+          tol += std::ldexp(std::fabs(want), -7);
+          rounded_apart += got_h[i] != ref_h[i];
+        }
         if (!(std::fabs(got - want) <= tol) && bad++ < 3)
           FAIL_CHECK("row " << r << " col " << c << ": got " << got << " want " << want << " (tol " << tol << ")");
       }
     CHECK(bad == 0);
+    // Rounding to nearest even from sums that differ by ~1e-6 relative lands on
+    // the reference's bf16 value except near a rounding boundary (a few in
+    // 10^4); truncation or a wrong rounding mode moves about half of them.
+    // (Not with GELU: its erf approximation, 4.7e-7 absolute, is a large
+    // relative error where GELU's output nears 0 and moves many roundings.)
+    if (!e.gelu) CHECK(rounded_apart <= 1 + p.rows * p.n / 100);
     if (threads == 1) {
       first_f = got_f;
       first_h = got_h;
