@@ -102,6 +102,7 @@ POLA_BF16_TARGET inline void gemm_bf16(const Bf16GemmArgs &g) {
   chunks = (m_blocks + chunk - 1) / chunk;
   const int64_t items = chunks * panels;
   const bool pack_all = l.k % 32 != 0;
+  const bool plain_out = !g.gelu && !g.accumulate && !g.dst_bf16; // fp32 dst = A B + bias
   const int team = static_cast<int>(std::min<int64_t>(threads, items));
 #pragma omp parallel num_threads(team) if (team > 1)
   {
@@ -134,6 +135,14 @@ POLA_BF16_TARGET inline void gemm_bf16(const Bf16GemmArgs &g) {
                                ? reinterpret_cast<const char *>(b + (l.kp / 2) * 64)
                                : nullptr;
           const int64_t lda = (direct ? g.ld_a : l.kp) * 2;
+          if (plain_out && rows == 32 && cols == 32) {
+            // Straight into dst, C starting from the bias row: no round trip
+            // through cbuf (a read right after a tile store stalls).
+            float *d = static_cast<float *>(g.dst) + 32 * mb * g.ld_dst + 32 * p;
+            gemm_32x32(a, lda, b, 128, static_cast<int>(ksteps), d, g.ld_dst * 4, !g.bias, pf,
+                       g.bias ? g.bias + 32 * p : nullptr, 0);
+            continue;
+          }
           if (rows <= 16) gemm_16x32(a, lda, b, 128, static_cast<int>(ksteps), cbuf.data, 128, pf);
           else gemm_32x32(a, lda, b, 128, static_cast<int>(ksteps), cbuf.data, 128, true, pf);
           memory_barrier();

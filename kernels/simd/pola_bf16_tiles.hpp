@@ -53,8 +53,11 @@ inline void memory_barrier() { __asm__ volatile("" ::: "memory"); }
 // memory, or from zero when `zero` is set. If `prefetch` is set, step s also
 // asks for the 2 KB at prefetch + 2048 s to be brought into L2 (the next
 // B panel of a GEMM that streams its weights: the loads then overlap the products).
+// If `c_init` is set, C starts from there instead (row stride ldc_init bytes;
+// 0 repeats one row: a bias) and only the result goes to c.
 POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps,
-                                        float *c, int64_t ldc, bool zero, const char *prefetch = nullptr) {
+                                        float *c, int64_t ldc, bool zero, const char *prefetch = nullptr,
+                                        const float *c_init = nullptr, int64_t ldc_init = 0) {
   const char *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
   char *pc = reinterpret_cast<char *>(c);
   if (zero) {
@@ -63,10 +66,12 @@ POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *
     _tile_zero(2);
     _tile_zero(3);
   } else {
-    _tile_loadd(0, pc, ldc);
-    _tile_loadd(1, pc + 64, ldc);
-    _tile_loadd(2, pc + 16 * ldc, ldc);
-    _tile_loadd(3, pc + 16 * ldc + 64, ldc);
+    const char *pi = c_init ? reinterpret_cast<const char *>(c_init) : pc;
+    const int64_t ldi = c_init ? ldc_init : ldc;
+    _tile_loadd(0, pi, ldi);
+    _tile_loadd(1, pi + 64, ldi);
+    _tile_loadd(2, pi + 16 * ldi, ldi);
+    _tile_loadd(3, pi + 16 * ldi + 64, ldi);
   }
   // Each load sits right before the first product that needs it (tiles are
   // not renamed: a load waits for the products still reading its tile, so
