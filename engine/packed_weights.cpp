@@ -1,6 +1,8 @@
 #include "engine/packed_weights.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "engine/dnnl_context.h"
 
@@ -28,6 +30,22 @@ dnnl::memory PackedWeightCache::get(const void *user, const dnnl::memory::desc &
   bytes_ += want.get_size();
   packed_.emplace(key, dst);
   return dst;
+}
+
+void PackedWeightCache::FreeDeleter::operator()(uint16_t *p) const { std::free(p); }
+
+const uint16_t *PackedWeightCache::gemm_bf16_tiles(const void *user, bool user_bf16,
+                                                   const kernels::Bf16GemmLayout &layout) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = tiles_.find(user);
+  if (it != tiles_.end()) return it->second.get();
+  const size_t bytes = (static_cast<size_t>(layout.packed_elems()) * sizeof(uint16_t) + 63) / 64 * 64;
+  auto *mem = static_cast<uint16_t *>(std::aligned_alloc(64, bytes));
+  if (!mem) throw std::bad_alloc();
+  std::unique_ptr<uint16_t[], FreeDeleter> owned(mem);
+  kernels::pack_gemm_bf16_weights(user, user_bf16, layout, mem);
+  bytes_ += bytes;
+  return tiles_.emplace(user, std::move(owned)).first->second.get();
 }
 
 } // namespace pola

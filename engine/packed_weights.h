@@ -1,14 +1,18 @@
-// Weights in the layouts oneDNN's primitives prefer, reordered once per
+// Weights in the layouts oneDNN's primitives (or the AMX GEMM) prefer, reordered once per
 // (tensor, layout) and shared by every plan of a model, so no inference call
 // ever repacks weights and a second batch size costs no second copy.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 
 #include <dnnl.hpp>
+
+#include "kernels/gemm_bf16.h"
 
 namespace pola {
 
@@ -18,9 +22,16 @@ class PackedWeightCache {
   // returns them as `want` (the same memory, without a copy, when the
   // layouts agree; a conversion to bf16 rounds to nearest even).
   dnnl::memory get(const void *user, const dnnl::memory::desc &user_md, const dnnl::memory::desc &want);
+  // `user` (PyTorch (out, in) row-major, float or bf16 bits) pre-tiled for the
+  // AMX bf16 GEMM (kernels/gemm_bf16.h), 64-byte aligned, packed once.
+  const uint16_t *gemm_bf16_tiles(const void *user, bool user_bf16, const kernels::Bf16GemmLayout &layout);
   size_t packed_bytes() const { return bytes_; }
 
  private:
+  struct FreeDeleter {
+    void operator()(uint16_t *p) const;
+  };
+  std::map<const void *, std::unique_ptr<uint16_t[], FreeDeleter>> tiles_;
   std::mutex mutex_;
   std::map<std::pair<const void *, std::string>, dnnl::memory> packed_;
   size_t bytes_ = 0;

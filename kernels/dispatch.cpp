@@ -142,6 +142,11 @@ PolaAttnFn pola_attention_bf16() {
   return fn;
 }
 
+Bf16GemmFn gemm_bf16_amx() {
+  static const Bf16GemmFn fn = active_bf16_isa() == Bf16Isa::amx_bf16 ? isa::amx_gemm_bf16() : nullptr;
+  return fn;
+}
+
 bool isa_from_name(const char *name, Isa &isa) {
   for (Isa candidate : {Isa::scalar, Isa::avx2, Isa::avx512})
     if (!std::strcmp(name, isa_name(candidate))) {

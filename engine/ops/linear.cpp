@@ -1,5 +1,7 @@
 #include "engine/ops/linear.h"
 
+#include <omp.h>
+
 #include "engine/dnnl_context.h"
 
 namespace pola::ops {
@@ -10,8 +12,22 @@ using tag = dnnl::memory::format_tag;
 Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache) : p_(p), s_(s) {
   if (s_.ld_src == 0) s_.ld_src = p.in;
   if (s_.ld_dst == 0) s_.ld_dst = p.out;
-  auto &eng = cpu_engine();
   const bool bf16 = p.precision == Precision::bf16;
+  if (bf16 && own_bf16_gemm_wins(s_.rows, p.in, p.out) && (own_ = kernels::gemm_bf16_amx())) {
+    const kernels::Bf16GemmLayout layout(p.in, p.out);
+    own_args_.rows = s_.rows;
+    own_args_.layout = layout;
+    own_args_.ld_a = s_.ld_src;
+    own_args_.b = cache.gemm_bf16_tiles(p.weight, p.weight_stored_bf16, layout);
+    own_args_.bias = p.bias;
+    own_args_.gelu = s_.gelu;
+    own_args_.accumulate = s_.accumulate;
+    own_args_.dst_bf16 = s_.dst_bf16;
+    own_args_.ld_dst = s_.ld_dst;
+    own_args_.threads = omp_get_max_threads();
+    return;
+  }
+  auto &eng = cpu_engine();
   const dt compute = bf16 ? dt::bf16 : dt::f32;
   dnnl::memory::desc src_md({s_.rows, p.in}, compute, {s_.ld_src, 1});
   // PyTorch's (out, in) row-major weight is the (in, out) matrix with strides (1, in).
@@ -40,12 +56,31 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
 }
 
 void Linear::run(dnnl::stream &stream, const void *src, void *dst) {
+  if (own_) {
+    own_args_.a = static_cast<const uint16_t *>(src);
+    own_args_.dst = dst;
+    own_(own_args_);
+    return;
+  }
   // The memory objects in args_ share their handles with src_ and dst_, so
   // pointing these at this call's buffers updates the prebuilt argument map:
   // a call allocates nothing.
   src_.set_data_handle(const_cast<void *>(src));
   dst_.set_data_handle(dst);
   prim_.execute(stream, args_);
+}
+
+bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out) {
+  // bench/gemm_bf16 (README.md there), 2 threads, medians of 3 alternating
+  // rounds against oneDNN 2.6's brg:avx512_core_amx_bf16 matmul, two runs: the
+  // own kernel took 0.79-0.97x oneDNN's time on many rows with a short K and a
+  // wide N (3136x96x288, 784x192x576, 6272x192x576, 25088x96x288: Swin's
+  // stage-1/2 qkvg) and 0.76-0.93x where K is not a multiple of 32 (the
+  // 48-wide patch embeddings); it lost 1.1-1.6x at M = 196 with N >= 1152, at
+  // M = 392, and on N <= 192 (13-30 us calls), and was even (0.94-1.11x) at
+  // M = 49, where both stream the weights from L3 near its read rate.
+  if (rows < 784) return false;
+  return in % 32 != 0 || (in <= 192 && out >= 288);
 }
 
 } // namespace pola::ops

@@ -5,6 +5,10 @@
 // In bf16 precision the source rows and the packed weights are bf16, the
 // products accumulate in fp32 and bias, GELU and the residual add are applied
 // to the fp32 result; dst is fp32 unless dst_bf16 (a GEMM reads it next).
+// Where AMX-BF16 is active, the shapes own_bf16_gemm_wins() names run on the
+// engine's own AMX GEMM (kernels/gemm_bf16.h) instead of oneDNN, with the same
+// post-ops; the thread count is the OpenMP team size when the op is built, as
+// for oneDNN's primitives.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,7 @@
 
 #include "engine/packed_weights.h"
 #include "engine/precision.h"
+#include "kernels/gemm_bf16.h"
 
 namespace pola::ops {
 
@@ -32,6 +37,9 @@ struct LinearShape {
   bool dst_bf16 = false; // bf16 precision only: write bf16 rows
 };
 
+// Whether the engine's AMX GEMM beats oneDNN's bf16 matmul on (rows x in x out).
+bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out);
+
 class Linear {
  public:
   Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache);
@@ -45,6 +53,8 @@ class Linear {
   dnnl::memory weights_, bias_, src_, dst_;
   std::unordered_map<int, dnnl::memory> args_;
   dnnl::matmul prim_;
+  kernels::Bf16GemmFn own_ = nullptr; // set: the AMX GEMM runs instead of prim_
+  kernels::Bf16GemmArgs own_args_;
 };
 
 } // namespace pola::ops

@@ -1,5 +1,5 @@
 // AMX-BF16 instantiation of the bf16 polarity core
-// (kernels/simd/pola_attention_bf16.hpp). Built with the avx512 table's flags;
+// (kernels/simd/pola_attention_bf16.hpp) and of the bf16 GEMM (amx_gemm_bf16.hpp). Built with the avx512 table's flags;
 // the functions that use bf16 or tile instructions carry their own target
 // attribute, so nothing inline that this file shares with avx512.cpp differs.
 // Called only when dispatch.cpp found AMX-BF16 with OS tile state.
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "kernels/isa/tables.h"
+#include "kernels/simd/amx_gemm_bf16.hpp"
 #include "kernels/simd/pola_attention_bf16.hpp"
 
 namespace pola::kernels::isa {
@@ -30,5 +31,7 @@ void pola_attention_amx(const PolaAttnArgs &a) {
 } // namespace
 
 PolaAttnFn amx_pola_attention_bf16() { return tiles_permitted() ? &pola_attention_amx : nullptr; }
+
+Bf16GemmFn amx_gemm_bf16() { return tiles_permitted() ? &simd::bf16_detail::gemm_bf16 : nullptr; }
 
 } // namespace pola::kernels::isa

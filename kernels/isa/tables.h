@@ -2,6 +2,7 @@
 // with that ISA's flags. Call only after cpu_supports() said yes.
 #pragma once
 
+#include "kernels/gemm_bf16.h"
 #include "kernels/kernels.h"
 
 namespace pola::kernels::isa {
@@ -10,5 +11,7 @@ const KernelTable &avx2_table();
 const KernelTable &avx512_table();
 // The bf16 polarity core on AMX tiles, or nullptr if the OS refused the tile state.
 PolaAttnFn amx_pola_attention_bf16();
+// The AMX bf16 GEMM, or nullptr if the OS refused the tile state.
+Bf16GemmFn amx_gemm_bf16();
 
 } // namespace pola::kernels::isa

@@ -50,9 +50,14 @@ inline void memory_barrier() { __asm__ volatile("" ::: "memory"); }
 // A (32 rows x 32 bf16 per step, row stride lda bytes, steps 64 bytes apart)
 // times B (VNNI: 16 rows of 32 column pairs per step, row stride ldb bytes,
 // steps 16 rows apart, the second 16 columns 64 bytes on). C starts from
-// memory, or from zero when `zero` is set.
+// memory, or from zero when `zero` is set. If `prefetch` is set, step s also
+// asks for the 2 KB at prefetch + 2048 s to be brought into L2 (the next
+// B panel of a GEMM that streams its weights: the loads then overlap the products).
+// If `c_init` is set, C starts from there instead (row stride ldc_init bytes;
+// 0 repeats one row: a bias) and only the result goes to c.
 POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps,
-                                        float *c, int64_t ldc, bool zero) {
+                                        float *c, int64_t ldc, bool zero, const char *prefetch = nullptr,
+                                        const float *c_init = nullptr, int64_t ldc_init = 0) {
   const char *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
   char *pc = reinterpret_cast<char *>(c);
   if (zero) {
@@ -61,20 +66,27 @@ POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *
     _tile_zero(2);
     _tile_zero(3);
   } else {
-    _tile_loadd(0, pc, ldc);
-    _tile_loadd(1, pc + 64, ldc);
-    _tile_loadd(2, pc + 16 * ldc, ldc);
-    _tile_loadd(3, pc + 16 * ldc + 64, ldc);
+    const char *pi = c_init ? reinterpret_cast<const char *>(c_init) : pc;
+    const int64_t ldi = c_init ? ldc_init : ldc;
+    _tile_loadd(0, pi, ldi);
+    _tile_loadd(1, pi + 64, ldi);
+    _tile_loadd(2, pi + 16 * ldi, ldi);
+    _tile_loadd(3, pi + 16 * ldi + 64, ldi);
   }
+  // Each load sits right before the first product that needs it (tiles are
+  // not renamed: a load waits for the products still reading its tile, so
+  // four loads up front would hold back the whole step).
   for (int s = 0; s < ksteps; ++s) {
     _tile_loadd(4, pa + s * 64, lda);
-    _tile_loadd(5, pa + 16 * lda + s * 64, lda);
     _tile_loadd(6, pb + s * 16 * ldb, ldb);
-    _tile_loadd(7, pb + s * 16 * ldb + 64, ldb);
     _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, pb + s * 16 * ldb + 64, ldb);
     _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, pa + 16 * lda + s * 64, lda);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
+    if (prefetch)
+      for (int line = 0; line < 32; ++line) _mm_prefetch(prefetch + s * 2048 + line * 64, _MM_HINT_T1);
   }
   _tile_stored(0, pc, ldc);
   _tile_stored(1, pc + 64, ldc);
