@@ -14,6 +14,7 @@
 
 using namespace pola::ops;
 using pola::kernels::bf16_rne;
+using pola::kernels::bf16_to_float;
 
 namespace {
 
@@ -29,13 +30,6 @@ std::vector<uint16_t> rounded(const std::vector<float> &v) {
   std::vector<uint16_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) out[i] = bf16_rne(v[i]);
   return out;
-}
-
-float widen(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
 }
 
 } // namespace
@@ -73,7 +67,7 @@ TEST_CASE("patchify into bf16 rounds the fp32 patches; from bf16 it copies or wi
     std::vector<float> h_to_f(size_t(n_out), -1.0f);
     patchify(g, src_h.data(), true, h_to_f.data(), false, 2);
     int64_t bad = 0;
-    for (int64_t i = 0; i < n_out; ++i) bad += h_to_f[size_t(i)] != widen(bf16_rne(want[size_t(i)]));
+    for (int64_t i = 0; i < n_out; ++i) bad += h_to_f[size_t(i)] != bf16_to_float(bf16_rne(want[size_t(i)]));
     CHECK(bad == 0);
 
     std::vector<float> f_to_f(size_t(n_out), -1.0f);

@@ -25,13 +25,6 @@ using namespace pola::kernels;
 
 namespace {
 
-float from_bf16(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 constexpr uint16_t kBf16Nan = 0x7fc0;
 
 struct GemmProblem {
@@ -57,7 +50,7 @@ struct GemmProblem {
       for (int64_t j = 0; j < nn; ++j) {
         double s = std::fabs(bias[size_t(j)]);
         for (int64_t q = 0; q < kk; ++q)
-          s += std::fabs(from_bf16(a[size_t(i * ld_a + q)]) * from_bf16(bf16_rne(w[size_t(j * kk + q)])));
+          s += std::fabs(bf16_to_float(a[size_t(i * ld_a + q)]) * bf16_to_float(bf16_rne(w[size_t(j * kk + q)])));
         magnitude[size_t(i * nn + j)] = s;
       }
   }
@@ -116,8 +109,8 @@ void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
           if (!kept && bad++ < 3) FAIL_CHECK("write past the row end at row " << r << " col " << c);
           continue;
         }
-        const double want = e.dst_bf16 ? from_bf16(ref_h[i]) : ref_f[i];
-        const double got = e.dst_bf16 ? from_bf16(got_h[i]) : got_f[i];
+        const double want = e.dst_bf16 ? bf16_to_float(ref_h[i]) : ref_f[i];
+        const double got = e.dst_bf16 ? bf16_to_float(got_h[i]) : got_f[i];
         double tol = 1e-5 * p.magnitude[size_t(r * p.n + c)] + 1e-6 * std::fabs(want) + 1e-6;
         if (e.dst_bf16) {
           tol += std::ldexp(std::fabs(want), -7);

@@ -9,17 +9,11 @@
 
 #include "helpers.h"
 #include "kernels/kernels.h"
+#include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
 
 namespace {
-
-float widen(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 // The nearest bf16 of a finite float by distance; ties to the even one.
 uint16_t oracle(float f) {
@@ -27,8 +21,8 @@ uint16_t oracle(float f) {
   std::memcpy(&u, &f, 4);
   const uint16_t down = uint16_t(u >> 16), up = uint16_t(down + 1); // towards zero / away from zero
   // Rounding up from the largest finite bf16 gives Inf, which IEEE places at 2^128 for this purpose.
-  const double up_value = (up & 0x7fff) == 0x7f80 ? std::copysign(std::ldexp(1.0, 128), f) : double(widen(up));
-  const double d_down = std::fabs(double(f) - widen(down)), d_up = std::fabs(up_value - f);
+  const double up_value = (up & 0x7fff) == 0x7f80 ? std::copysign(std::ldexp(1.0, 128), f) : double(bf16_to_float(up));
+  const double d_down = std::fabs(double(f) - bf16_to_float(down)), d_up = std::fabs(up_value - f);
   if (d_down < d_up) return down;
   if (d_up < d_down) return up;
   return (down & 1) ? up : down;
@@ -60,8 +54,8 @@ TEST_CASE("to_bf16 rounds to nearest even on every ISA, strided, keeps NaN and I
         for (int64_t c = 0; c < cols; ++c) {
           const float f = x[r * ld_x + c];
           const uint16_t got = y[r * ld_y + c];
-          if (std::isnan(f)) bad += !std::isnan(widen(got));
-          else if (std::isinf(f)) bad += widen(got) != f;
+          if (std::isnan(f)) bad += !std::isnan(bf16_to_float(got));
+          else if (std::isinf(f)) bad += bf16_to_float(got) != f;
           else bad += got != oracle(f);
         }
         for (int64_t c = cols; c < ld_y; ++c) bad += y[r * ld_y + c] != 0xabcd; // padding untouched
@@ -69,6 +63,6 @@ TEST_CASE("to_bf16 rounds to nearest even on every ISA, strided, keeps NaN and I
       CHECK(bad == 0);
       CHECK(y[1] == 0x3f82);  // 1 + 3/256 (a tie) rounds up to the even 1 + 4/256
       CHECK(y[0] == 0x3f80);  // 1 + 1/256 rounds down to the even 1
-      CHECK(std::isinf(widen(y[5])));  // FLT_MAX is beyond bf16's largest finite value
+      CHECK(std::isinf(bf16_to_float(y[5])));  // FLT_MAX is beyond bf16's largest finite value
     }
 }
