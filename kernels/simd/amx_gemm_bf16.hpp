@@ -29,25 +29,10 @@ namespace pola::kernels::simd::bf16_detail {
 // the AMX Xeons) next to the B panel being read.
 constexpr int64_t kGemmChunkBytes = 1 << 20;
 
-// gemm_32x32 (pola_bf16_tiles.hpp) for a block of at most 16 rows: the
-// upper two C tiles only, half the products.
+// gemm_32x32 (pola_bf16_tiles.hpp) for a block of at most 16 rows, from zero.
 POLA_BF16_TARGET inline void gemm_16x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps, float *c,
                                         int64_t ldc, const char *prefetch) {
-  const char *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
-  char *pc = reinterpret_cast<char *>(c);
-  _tile_zero(0);
-  _tile_zero(1);
-  for (int s = 0; s < ksteps; ++s) {
-    _tile_loadd(4, pa + s * 64, lda);
-    _tile_loadd(6, pb + s * 16 * ldb, ldb);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, pb + s * 16 * ldb + 64, ldb);
-    _tile_dpbf16ps(1, 4, 7);
-    if (prefetch)
-      for (int line = 0; line < 32; ++line) _mm_prefetch(prefetch + s * 2048 + line * 64, _MM_HINT_T1);
-  }
-  _tile_stored(0, pc, ldc);
-  _tile_stored(1, pc + 64, ldc);
+  gemm_rows_x32<1>(a, lda, b, ldb, ksteps, c, ldc, true, prefetch);
 }
 
 // Bias, GELU, residual and the store of one row of a 32-column block.

@@ -55,23 +55,31 @@ inline void memory_barrier() { __asm__ volatile("" ::: "memory"); }
 // B panel of a GEMM that streams its weights: the loads then overlap the products).
 // If `c_init` is set, C starts from there instead (row stride ldc_init bytes;
 // 0 repeats one row: a bias) and only the result goes to c.
-POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps,
-                                        float *c, int64_t ldc, bool zero, const char *prefetch = nullptr,
-                                        const float *c_init = nullptr, int64_t ldc_init = 0) {
+// RowTiles = 1 is the same for a block of at most 16 rows: the upper two C
+// tiles only, half the products (gemm_16x32).
+template <int RowTiles = 2>
+POLA_BF16_TARGET inline void gemm_rows_x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps,
+                                           float *c, int64_t ldc, bool zero, const char *prefetch = nullptr,
+                                           const float *c_init = nullptr, int64_t ldc_init = 0) {
+  static_assert(RowTiles == 1 || RowTiles == 2, "a block is one or two 16-row tiles high");
   const char *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
   char *pc = reinterpret_cast<char *>(c);
   if (zero) {
     _tile_zero(0);
     _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
+    if constexpr (RowTiles == 2) {
+      _tile_zero(2);
+      _tile_zero(3);
+    }
   } else {
     const char *pi = c_init ? reinterpret_cast<const char *>(c_init) : pc;
     const int64_t ldi = c_init ? ldc_init : ldc;
     _tile_loadd(0, pi, ldi);
     _tile_loadd(1, pi + 64, ldi);
-    _tile_loadd(2, pi + 16 * ldi, ldi);
-    _tile_loadd(3, pi + 16 * ldi + 64, ldi);
+    if constexpr (RowTiles == 2) {
+      _tile_loadd(2, pi + 16 * ldi, ldi);
+      _tile_loadd(3, pi + 16 * ldi + 64, ldi);
+    }
   }
   // Each load sits right before the first product that needs it (tiles are
   // not renamed: a load waits for the products still reading its tile, so
@@ -82,16 +90,26 @@ POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *
     _tile_dpbf16ps(0, 4, 6);
     _tile_loadd(7, pb + s * 16 * ldb + 64, ldb);
     _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, pa + 16 * lda + s * 64, lda);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    if constexpr (RowTiles == 2) {
+      _tile_loadd(5, pa + 16 * lda + s * 64, lda);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
     if (prefetch)
       for (int line = 0; line < 32; ++line) _mm_prefetch(prefetch + s * 2048 + line * 64, _MM_HINT_T1);
   }
   _tile_stored(0, pc, ldc);
   _tile_stored(1, pc + 64, ldc);
-  _tile_stored(2, pc + 16 * ldc, ldc);
-  _tile_stored(3, pc + 16 * ldc + 64, ldc);
+  if constexpr (RowTiles == 2) {
+    _tile_stored(2, pc + 16 * ldc, ldc);
+    _tile_stored(3, pc + 16 * ldc + 64, ldc);
+  }
+}
+
+POLA_BF16_TARGET inline void gemm_32x32(const void *a, int64_t lda, const void *b, int64_t ldb, int ksteps,
+                                        float *c, int64_t ldc, bool zero, const char *prefetch = nullptr,
+                                        const float *c_init = nullptr, int64_t ldc_init = 0) {
+  gemm_rows_x32<2>(a, lda, b, ldb, ksteps, c, ldc, zero, prefetch, c_init, ldc_init);
 }
 
 // 16 floats to bf16, rounded to nearest even.
