@@ -97,16 +97,9 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
   // Fold chunk partials in chunk order, then build each head's query state.
   ScratchBuffer m(int64_t(a.heads) * lay.qstate);
   const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && a.heads > 1) schedule(static, 1)
-  for (int h = 0; h < a.heads; ++h) {
-    float *acc = states.data + h * lay.state;
-    for (int64_t c = 1; c < chunks; ++c) {
-      const float *part = states.data + c * per_chunk + h * lay.state;
-      for (int64_t i = 0; i < lay.state; i += kLanes<A>)
-        (Vec<A>::load_aligned(acc + i) + Vec<A>::load_aligned(part + i)).store_aligned(acc + i);
-    }
-    build_query_state<A>(lay, acc, inv_n, m.data + h * lay.qstate);
-  }
+  fold_chunk_states<A>(states.data, chunks, per_chunk, a.heads, lay.state, threads, [&](int h, const float *kv) {
+    build_query_state<A>(lay, kv, inv_n, m.data + h * lay.qstate);
+  });
 
   // Query side: independent token blocks.
   const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;

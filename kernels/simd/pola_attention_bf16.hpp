@@ -66,16 +66,9 @@ POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
 
   ScratchBuffer m(int64_t(a.heads) * lay.qstate);
   const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && a.heads > 1) schedule(static, 1)
-  for (int h = 0; h < a.heads; ++h) {
-    float *acc = states.data + h * lay.state;
-    for (int64_t c = 1; c < chunks; ++c) {
-      const float *part = states.data + c * per_chunk + h * lay.state;
-      for (int64_t i = 0; i < lay.state; i += 16)
-        _mm512_store_ps(acc + i, _mm512_add_ps(_mm512_load_ps(acc + i), _mm512_load_ps(part + i)));
-    }
-    build_query_state(lay, acc, inv_n, m.data + h * lay.qstate);
-  }
+  fold_chunk_states<A>(states.data, chunks, per_chunk, a.heads, lay.state, threads, [&](int h, const float *kv) {
+    build_query_state(lay, kv, inv_n, m.data + h * lay.qstate);
+  });
 
   const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
   const bool stream_out = a.head_dim % 16 == 0 && a.ld_out % 16 == 0 &&

@@ -131,4 +131,23 @@ template <class A, class F> inline void for_each_band_tile(int d, int nvec, F &&
   for (; c < d; ++c) band_columns<A, 1>(c, nvec, tile);
 }
 
+// Folds the key pass's per-chunk partial states (chunk c of head h at
+// states + c * per_chunk + h * state) into chunk 0's, in chunk order, so the
+// sums are the same for any thread count; then finish(h, total) builds head
+// h's query state from its total. One head per thread.
+template <class A, class Finish>
+void fold_chunk_states(float *states, int64_t chunks, int64_t per_chunk, int heads, int64_t state, int threads,
+                       Finish finish) {
+#pragma omp parallel for num_threads(threads) if (threads > 1 && heads > 1) schedule(static, 1)
+  for (int h = 0; h < heads; ++h) {
+    float *acc = states + h * state;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const float *part = states + c * per_chunk + h * state;
+      for (int64_t i = 0; i < state; i += kLanes<A>)
+        (Vec<A>::load_aligned(acc + i) + Vec<A>::load_aligned(part + i)).store_aligned(acc + i);
+    }
+    finish(h, acc);
+  }
+}
+
 } // namespace pola::kernels::simd::pola_detail
