@@ -24,6 +24,8 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
     own_args_.accumulate = s_.accumulate;
     own_args_.dst_bf16 = s_.dst_bf16;
     own_args_.ld_dst = s_.ld_dst;
+    // The plan is built inside the model's ScopedOmpThreads, so this is the model's team
+    // size, the same one oneDNN's primitives are created for.
     own_args_.threads = omp_get_max_threads();
     return;
   }
