@@ -1,0 +1,77 @@
+#include "kernels/bf16_dot_rate.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "kernels/kernels.h"
+
+namespace pola::kernels {
+namespace {
+
+constexpr int kIterations = 4096;
+
+// 16 independent chains cover latency x issue width on the cores we know
+// (latency <= 6, 2 per cycle). Each step is asm on a named register: the
+// compiler can neither merge the chains nor spill them to memory (an array of
+// accumulators was spilled, which timed store forwarding, not the units).
+#define POLA_16_CHAINS(OP) \
+  OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11) OP(12) OP(13) OP(14) OP(15)
+#define POLA_DECLARE_CHAIN(i) __m512 c##i = _mm512_set1_ps(float(i));
+#define POLA_KEEP_CHAIN(i) __asm__ volatile("" ::"v"(c##i));
+
+__attribute__((target("avx512f"))) double fma_seconds() {
+  POLA_16_CHAINS(POLA_DECLARE_CHAIN)
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < kIterations; ++it) {
+#define POLA_FMA_STEP(i) __asm__ volatile("vfmadd231ps %1, %2, %0" : "+v"(c##i) : "v"(a), "v"(b));
+    POLA_16_CHAINS(POLA_FMA_STEP)
+#undef POLA_FMA_STEP
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  POLA_16_CHAINS(POLA_KEEP_CHAIN)
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double dot_seconds() {
+  POLA_16_CHAINS(POLA_DECLARE_CHAIN)
+  const __m512i a = _mm512_set1_epi32(0x3f803f80), b = _mm512_set1_epi32(0x3a833a83); // bf16 pairs
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < kIterations; ++it) {
+#define POLA_DOT_STEP(i) __asm__ volatile("vdpbf16ps %1, %2, %0" : "+v"(c##i) : "v"(a), "v"(b));
+    POLA_16_CHAINS(POLA_DOT_STEP)
+#undef POLA_DOT_STEP
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  POLA_16_CHAINS(POLA_KEEP_CHAIN)
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+#undef POLA_KEEP_CHAIN
+#undef POLA_DECLARE_CHAIN
+#undef POLA_16_CHAINS
+
+double measure() {
+  // An AMX CPU reports AMX first; ask for the instruction itself too.
+  if (cpu_bf16_isa() == Bf16Isa::none || !__builtin_cpu_supports("avx512bf16")) return 0.0;
+  // Warm-up: lets a core that lowers its clock for 512-bit FMAs settle first.
+  for (int i = 0; i < 8; ++i) fma_seconds();
+  double fma = 1e30, dot = 1e30;
+  for (int round = 0; round < 5; ++round) { // interleaved: drift hits both alike
+    fma = std::min(fma, fma_seconds());
+    dot = std::min(dot, dot_seconds());
+  }
+  // vdpbf16ps: 32 multiply-adds per instruction, vfmadd231ps: 16.
+  return dot > 0.0 ? 2.0 * fma / dot : 0.0;
+}
+
+} // namespace
+
+double bf16_dot_speedup() {
+  static const double speedup = measure();
+  return speedup;
+}
+
+} // namespace pola::kernels
