@@ -21,29 +21,24 @@ constexpr int kIterations = 4096;
 #define POLA_DECLARE_CHAIN(i) __m512 c##i = _mm512_set1_ps(float(i));
 #define POLA_KEEP_CHAIN(i) __asm__ volatile("" ::"v"(c##i));
 
-__attribute__((target("avx512f"))) double fma_seconds() {
-  POLA_16_CHAINS(POLA_DECLARE_CHAIN)
-  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int it = 0; it < kIterations; ++it) {
-#define POLA_FMA_STEP(i) __asm__ volatile("vfmadd231ps %1, %2, %0" : "+v"(c##i) : "v"(a), "v"(b));
-    POLA_16_CHAINS(POLA_FMA_STEP)
-#undef POLA_FMA_STEP
-  }
-  const auto t1 = std::chrono::steady_clock::now();
-  POLA_16_CHAINS(POLA_KEEP_CHAIN)
-  return std::chrono::duration<double>(t1 - t0).count();
-}
+enum class Instruction { fma, dot };
 
-__attribute__((target("avx512f,avx512bf16"))) double dot_seconds() {
+// Seconds for kIterations x 16 of one instruction. The operands' bits serve
+// both: as fp32, a = 0.997 and b = 0.001 keep the FMA chains finite; as bf16
+// pairs, 0.996 and 0.001.
+__attribute__((target("avx512f,avx512bf16"))) double chains_seconds(Instruction which) {
   POLA_16_CHAINS(POLA_DECLARE_CHAIN)
-  const __m512i a = _mm512_set1_epi32(0x3f803f80), b = _mm512_set1_epi32(0x3a833a83); // bf16 pairs
+  const __m512 a = _mm512_castsi512_ps(_mm512_set1_epi32(0x3f7f3f7f));
+  const __m512 b = _mm512_castsi512_ps(_mm512_set1_epi32(0x3a833a83));
   const auto t0 = std::chrono::steady_clock::now();
-  for (int it = 0; it < kIterations; ++it) {
+#define POLA_FMA_STEP(i) __asm__ volatile("vfmadd231ps %1, %2, %0" : "+v"(c##i) : "v"(a), "v"(b));
 #define POLA_DOT_STEP(i) __asm__ volatile("vdpbf16ps %1, %2, %0" : "+v"(c##i) : "v"(a), "v"(b));
-    POLA_16_CHAINS(POLA_DOT_STEP)
+  if (which == Instruction::fma)
+    for (int it = 0; it < kIterations; ++it) { POLA_16_CHAINS(POLA_FMA_STEP) }
+  else
+    for (int it = 0; it < kIterations; ++it) { POLA_16_CHAINS(POLA_DOT_STEP) }
 #undef POLA_DOT_STEP
-  }
+#undef POLA_FMA_STEP
   const auto t1 = std::chrono::steady_clock::now();
   POLA_16_CHAINS(POLA_KEEP_CHAIN)
   return std::chrono::duration<double>(t1 - t0).count();
@@ -57,11 +52,11 @@ double measure() {
   // An AMX CPU reports AMX first; ask for the instruction itself too.
   if (cpu_bf16_isa() == Bf16Isa::none || !__builtin_cpu_supports("avx512bf16")) return 0.0;
   // Warm-up: lets a core that lowers its clock for 512-bit FMAs settle first.
-  for (int i = 0; i < 8; ++i) fma_seconds();
+  for (int i = 0; i < 8; ++i) chains_seconds(Instruction::fma);
   double fma = 1e30, dot = 1e30;
   for (int round = 0; round < 5; ++round) { // interleaved: drift hits both alike
-    fma = std::min(fma, fma_seconds());
-    dot = std::min(dot, dot_seconds());
+    fma = std::min(fma, chains_seconds(Instruction::fma));
+    dot = std::min(dot, chains_seconds(Instruction::dot));
   }
   // vdpbf16ps: 32 multiply-adds per instruction, vfmadd231ps: 16.
   return dot > 0.0 ? 2.0 * fma / dot : 0.0;
