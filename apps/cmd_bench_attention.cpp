@@ -52,7 +52,7 @@ struct BenchOptions {
   bool json = false;
   bool small_pages = false;
   bool floor = false, passes = false;
-  std::string precision = "fp32"; // fp32 | bf16 (the products on AMX tiles)
+  std::string precision = "fp32"; // fp32 | bf16 (the products on AMX tiles or AVX512-BF16)
 };
 
 double median_of(std::vector<double> v) {
@@ -110,8 +110,8 @@ PolaAttnFn pick_core(const std::string &precision, const KernelTable &table) {
   if (precision != "bf16") throw pola::InputError("--precision must be fp32 or bf16, not '" + precision + "'");
   const PolaAttnFn fn = pola_attention_bf16();
   if (!fn)
-    throw pola::InputError("--precision bf16: the bf16 attention core needs AMX-BF16 (CPU, OS tile state, "
-                           "POLA_ISA not capping it); this machine's bf16 instructions: " +
+    throw pola::InputError("--precision bf16: the bf16 attention core needs AMX-BF16 or AVX512-BF16 (CPU, OS "
+                           "state, POLA_ISA not capping them); this machine's bf16 instructions: " +
                            std::string(bf16_isa_name(active_bf16_isa())));
   return fn;
 }
@@ -260,20 +260,22 @@ void run_bench(const BenchOptions &o) {
   // After the RSS reading: the fp32 answer is one more output array.
   const CoreError err = o.precision == "bf16" ? error_against_fp32(table, a, out.get(), elems) : CoreError{};
 
+  // Which instructions did the bf16 products: AMX-BF16 tiles or AVX512-BF16 dot products.
+  const char *bf16_path = o.precision == "bf16" ? bf16_isa_name(active_bf16_isa()) : "none";
   if (o.json) {
     std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
                 "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"cpu_ms_per_run\": %.4f, \"gflops\": %.3f, "
                 "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"huge_page_mb\": %.1f, "
-                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"%s\", \"rel_err_l2_vs_fp32\": %.3g, \"rel_err_max_vs_fp32\": %.3g, "
+                "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"%s\", \"bf16_path\": \"%s\", \"rel_err_l2_vs_fp32\": %.3g, \"rel_err_max_vs_fp32\": %.3g, "
                 "\"traffic_gb_per_s\": %.3f, \"key_pass_ms\": %.4f, \"query_pass_ms\": %.4f, \"floor_ms\": %.4f, "
                 "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\"}}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
-                pola::app::git_revision(), o.precision.c_str(), err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
+                pola::app::git_revision(), o.precision.c_str(), bf16_path, err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
                 cpu.logical_cores, features.c_str());
   } else {
-    std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s threads=%d runs=%d commit=%s\n",
-                (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), threads, o.runs,
+    std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s (bf16 products: %s) threads=%d runs=%d commit=%s\n",
+                (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), bf16_path, threads, o.runs,
                 pola::app::git_revision());
     std::printf("  cpu %s\n", pola::kernels::cpu_summary().c_str());
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
@@ -312,7 +314,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--warmup", opts->warmup, "Untimed runs before timing")->capture_default_str();
   c->add_option("--isa", opts->isa, "scalar | avx2 | avx512 (default: the active table)");
   c->add_option("--precision", opts->precision,
-                 "fp32 | bf16 (the two products in bf16 on AMX tiles, fp32 accumulation; reports the error "
+                 "fp32 | bf16 (the two products in bf16, on AMX tiles or AVX512-BF16 dot products, fp32 "
+                 "accumulation; reports the error "
                  "against the fp32 core)")
       ->capture_default_str();
   c->add_flag("--json", opts->json, "Print one JSON object");

@@ -33,8 +33,9 @@ struct OpPrecisions {
   Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
   Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
   // The polarity attention core's two products (phi_k^T v, q_sim @ M): bf16
-  // on AMX tiles where kernels::pola_attention_bf16() exists, else fp32; its
-  // feature maps and normalisers stay fp32 either way.
+  // where kernels::pola_attention_bf16() exists (AMX tiles or AVX512-BF16
+  // dot products), else fp32; its feature maps and normalisers stay fp32
+  // either way.
   Precision attention = Precision::fp32;
 };
 

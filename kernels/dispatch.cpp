@@ -137,8 +137,14 @@ Bf16Isa active_bf16_isa() { return cap() ? cap()->bf16 : detect_bf16(); }
 
 const char *forced_isa() { return cap() ? cap()->name : nullptr; }
 
+PolaAttnFn pola_attention_bf16_on(Bf16Isa isa) {
+  if (isa == Bf16Isa::amx_bf16) return features().amx_bf16 ? isa::amx_pola_attention_bf16() : nullptr;
+  if (isa == Bf16Isa::avx512_bf16) return features().avx512_bf16 ? isa::avx512_bf16_pola_attention() : nullptr;
+  return nullptr;
+}
+
 PolaAttnFn pola_attention_bf16() {
-  static const PolaAttnFn fn = active_bf16_isa() == Bf16Isa::amx_bf16 ? isa::amx_pola_attention_bf16() : nullptr;
+  static const PolaAttnFn fn = pola_attention_bf16_on(active_bf16_isa());
   return fn;
 }
 

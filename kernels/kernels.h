@@ -98,15 +98,20 @@ const char *forced_isa();
 
 // ---- bf16 polarity core ----
 // pola_attention with its two products (KV = phi_k^T v, q_sim @ M) in bf16
-// with fp32 accumulation on AMX-BF16 tiles; the feature maps (computed in
+// with fp32 accumulation, on AMX-BF16 tiles where AMX is active, else on
+// AVX512-BF16 dot products (vdpbf16ps); the feature maps (computed in
 // fp32 to 1.2e-4 relative, as they are rounded to bf16 next), ksum, kmean,
 // denominators and normalisation stay fp32, inputs and outputs are fp32.
 // Same arguments and thread-count determinism as pola_attention; heads wider
-// than 128 channels run the fp32 core. nullptr when AMX-BF16 is not active
-// (the CPU or OS lacks it, POLA_ISA caps it, or Linux refused the tile state):
-// callers then use active().pola_attention.
+// than 128 channels run the fp32 core. nullptr when neither is active (the
+// CPU or OS lacks them, POLA_ISA caps them, or, with AMX, Linux refused the
+// tile state): callers then use active().pola_attention.
 using PolaAttnFn = void (*)(const PolaAttnArgs &args);
 PolaAttnFn pola_attention_bf16();
+// The bf16 core on one instruction set (amx_bf16 or avx512_bf16) if this CPU
+// and OS have it, whatever POLA_ISA says, else nullptr: lets a test check
+// both cores in one process on an AMX CPU.
+PolaAttnFn pola_attention_bf16_on(Bf16Isa isa);
 
 // A specific ISA's table, or nullptr if this machine (CPU + OS) cannot run it.
 const KernelTable *table_for(Isa isa);

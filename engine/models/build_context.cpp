@@ -235,7 +235,7 @@ GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   Plan &plan = ctx.plan;
   PolarityCoreArgs args = a;
   // The core in the plan's attention precision: bf16 products where the CPU
-  // has AMX-BF16 tiles, else the fp32 core (the node records which ran).
+  // has AMX-BF16 or AVX512-BF16, else the fp32 core (the node records which ran).
   const kernels::PolaAttnFn bf16_core =
       ctx.precisions.attention == Precision::bf16 ? kernels::pola_attention_bf16() : nullptr;
   const kernels::PolaAttnFn core = bf16_core ? bf16_core : kernels::active().pola_attention;

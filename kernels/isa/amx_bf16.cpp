@@ -25,7 +25,7 @@ bool tiles_permitted() {
 
 void pola_attention_amx(const PolaAttnArgs &a) {
   if (a.head_dim > simd::bf16_detail::kMaxHeadDim) return avx512_table().pola_attention(a); // see kMaxHeadDim
-  simd::bf16_detail::pola_attention_bf16(a);
+  simd::bf16_detail::pola_attention_bf16<simd::bf16_detail::AmxProducts>(a);
 }
 
 } // namespace

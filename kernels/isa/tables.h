@@ -11,6 +11,8 @@ const KernelTable &avx2_table();
 const KernelTable &avx512_table();
 // The bf16 polarity core on AMX tiles, or nullptr if the OS refused the tile state.
 PolaAttnFn amx_pola_attention_bf16();
+// The bf16 polarity core on AVX512-BF16 dot products (no tiles).
+PolaAttnFn avx512_bf16_pola_attention();
 // The AMX bf16 GEMM, or nullptr if the OS refused the tile state.
 Bf16GemmFn amx_gemm_bf16();
 

@@ -1,6 +1,7 @@
-// The polarity attention core with its two products in bf16 on AMX tiles
-// (fp32 accumulation): KV = phi_k^T v in the key pass, q_sim @ M in the query
-// pass. The feature maps |x|^p (fp32, at bf16 accuracy: abs_pow_bf16.hpp,
+// The polarity attention core with its two products in bf16 (fp32
+// accumulation): KV = phi_k^T v in the key pass, q_sim @ M in the query
+// pass, done by the product policy P (pola_bf16_products.hpp: AMX tiles or
+// AVX512-BF16 dot products; everything else is this one source). The feature maps |x|^p (fp32, at bf16 accuracy: abs_pow_bf16.hpp,
 // relative error 1.2e-4), ksum, kmean, the denominators and the
 // normalisation stay fp32, as in the fp32 core (pola_attention.hpp), whose
 // state algebra and chunking this follows: chunks depend only on n_k and are
@@ -18,6 +19,7 @@
 #include "kernels/scratch.h"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_key_pass.hpp"
+#include "kernels/simd/pola_bf16_products.hpp"
 #include "kernels/simd/pola_bf16_query_pass.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
 
@@ -44,6 +46,7 @@ POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const floa
   for (int64_t r = 0; r < lay.kp; ++r) kmean[r] = r < 2 * d ? ksum[r] * inv_n : 0.0f;
 }
 
+template <class P>
 POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
   using namespace pola_detail;
   if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
@@ -56,12 +59,12 @@ POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
   ScratchBuffer states(chunks * per_chunk);
 #pragma omp parallel num_threads(threads) if (threads > 1 && tasks > 1)
   {
-    configure_tiles();
+    P::begin();
 #pragma omp for schedule(dynamic, 1) nowait
     for (int64_t task = 0; task < tasks; ++task)
-      key_chunk(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
+      key_chunk<P>(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
                 split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
-    release_tiles();
+    P::end();
   }
 
   ScratchBuffer m(int64_t(a.heads) * lay.qstate);
@@ -76,13 +79,13 @@ POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
                           double(a.n_q) * double(a.ld_out) * sizeof(float) >= kPolaStreamOutBytes;
 #pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
   {
-    configure_tiles();
+    P::begin();
     QueryScratch scratch(lay, a.heads);
 #pragma omp for schedule(dynamic, 4) nowait
     for (int64_t b = 0; b < blocks; ++b)
-      query_block(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out, scratch);
+      query_block<P>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out, scratch);
     if (stream_out) store_fence();
-    release_tiles();
+    P::end();
   }
 }
 

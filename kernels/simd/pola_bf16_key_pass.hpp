@@ -1,13 +1,16 @@
 // Key pass of the bf16 polarity core (pola_attention_bf16.hpp): per chunk of
-// key tokens, KV (2d x d) += phi_k^T v on AMX tiles in bf16 with fp32
-// accumulation, and ksum = sum phi_k in fp32.
+// key tokens, KV (2d x d) += phi_k^T v in bf16 with fp32 accumulation (the
+// product policy P of pola_bf16_products.hpp: AMX tiles or AVX512-BF16 dot
+// products), and ksum = sum phi_k in fp32.
 //
-// A tile product reduces over its k dimension, here the tokens, so one operand
+// Both products reduce over bf16 pairs of their k dimension, here the tokens, so one operand
 // must be token-minor: phi_k is built channel-major (phiT, 2d rows of a block's
 // tokens) from a 16 x 16 register transpose of the signed magnitudes, and v
 // goes into VNNI rows (token pairs interleaved). Dense: phi_k's zeros are
 // multiplied too (2d rows, not the fp32 core's d), which the tiles' throughput
-// pays for many times over.
+// pays for many times over (vdpbf16ps: twice the products per instruction of
+// an fp32 FMA, so the same instruction count as the fp32 core's d rows,
+// without its per-token sign-pattern bookkeeping).
 #pragma once
 
 #include <algorithm>
@@ -100,6 +103,7 @@ POLA_BF16_TARGET inline void value_pairs(const PolaAttnArgs &a, const Bf16Layout
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
 // (lay.state floats each: KV kp x np, then ksum kp).
+template <class P>
 POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t t0, int64_t t1,
                                        int h0, int h1, float *states) {
   const int d = lay.d, group = h1 - h0;
@@ -122,11 +126,8 @@ POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &
     }
     memory_barrier();
     for (int g = 0; g < group; ++g) {
-      float *kv = states + (h0 + g) * lay.state;
-      for (int64_t r = 0; r < lay.kp; r += 32)
-        for (int64_t c = 0; c < lay.np; c += 32)
-          gemm_32x32(phit + g * phit_head + r * kKeyBlock, kKeyBlock * 2, vnni + g * vnni_head + c * 2,
-                     lay.np * 4, ksteps, kv + r * lay.np + c, lay.np * 4, false);
+      P::product(phit + g * phit_head, kKeyBlock, vnni + g * vnni_head, lay.np, lay.kp, 16 * ksteps,
+                 states + (h0 + g) * lay.state, false);
     }
   }
 }

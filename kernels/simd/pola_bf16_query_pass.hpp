@@ -1,6 +1,7 @@
 // Query pass of the bf16 polarity core (pola_attention_bf16.hpp): per block
 // of query tokens, the features q_sim = [pos(q')^p, neg(q')^p] as bf16 rows,
-// q_sim @ M on AMX tiles (M in bf16 VNNI rows, fp32 accumulation), then the
+// q_sim @ M in bf16 (M in VNNI rows, fp32 accumulation; the product policy
+// P of pola_bf16_products.hpp: AMX tiles or AVX512-BF16 dot products), then the
 // fp32 denominators (computed with the features, as in the fp32 core) and the
 // normalisation.
 #pragma once
@@ -44,6 +45,7 @@ POLA_BF16_TARGET inline void denominator_factors(float *parts, int64_t tb, float
     }
 }
 
+template <class P>
 POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout &lay, const float *states_m,
                                          int64_t t0, int64_t t1, bool stream_out, QueryScratch &s) {
   const int d = lay.d, half = lay.half, heads = a.heads;
@@ -83,13 +85,9 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
     denominator_factors(s.den_parts.data + h * kQueryBlock * 2 * 16, tb, s.den.data + h * kQueryBlock * 2);
   memory_barrier();
   // Rows past tb hold an earlier block's (finite) features; their outputs are not read.
-  for (int h = 0; h < heads; ++h) {
-    const uint16_t *mv = reinterpret_cast<const uint16_t *>(states_m + h * lay.qstate);
-    for (int64_t r = 0; r < tb; r += 32)
-      for (int64_t c = 0; c < lay.np; c += 32)
-        gemm_32x32(phiq + h * phiq_head + r * lay.kp, lay.kp * 2, mv + c * 2, lay.np * 4, int(lay.kp / 32),
-                   s.ob.data + h * ob_head + r * lay.np + c, lay.np * 4, true);
-  }
+  for (int h = 0; h < heads; ++h)
+    P::product(phiq + h * phiq_head, lay.kp, reinterpret_cast<const uint16_t *>(states_m + h * lay.qstate), lay.np,
+               tb, lay.kp / 2, s.ob.data + h * ob_head, true);
   memory_barrier();
   // Per 16 output columns from c = 16i: the lanes of x_sim (column < d/2) take f_sim.
   __mmask16 sim_lanes[kMaxHeadDim / 16];

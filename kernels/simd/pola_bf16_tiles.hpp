@@ -1,9 +1,12 @@
 // AMX-BF16 building blocks of the bf16 polarity core (pola_attention_bf16.hpp):
 // the tile configuration, a 2 x 2 tile GEMM step, bf16 packing and a 16 x 16
-// fp32 transpose. Included only by kernels/isa/amx_bf16.cpp; every function
-// that uses bf16 or AMX instructions carries POLA_BF16_TARGET, so the shared
-// xsimd templates of that file are compiled with exactly the avx512 table's
-// flags (no inline copy of them can carry an instruction a CPU without AMX lacks).
+// fp32 transpose. Included only by kernels/isa/amx_bf16.cpp and
+// avx512_bf16.cpp; every function that uses bf16 or AMX instructions carries
+// POLA_BF16_TARGET, so the shared xsimd templates of those files are compiled
+// with exactly the avx512 table's flags (no inline copy of them can carry an
+// instruction a CPU without AMX lacks). The attribute allows tile
+// instructions but emits none by itself: the AVX512-BF16 core's functions
+// carry it too (they call the shared helpers here) and use no tile.
 #pragma once
 
 #include <immintrin.h>

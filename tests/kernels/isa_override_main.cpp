@@ -29,8 +29,8 @@ int main(int argc, char **argv) {
   const Bf16Isa got_bf16 = active_bf16_isa();
   std::printf("POLA_ISA=%s -> active %s, bf16 %s (expected %s, bf16 %s)\n", argv[1], isa_name(got),
               bf16_isa_name(got_bf16), isa_name(want), bf16_isa_name(want_bf16));
-  // The bf16 attention core follows the cap: present exactly when AMX-BF16 is allowed.
-  const bool want_core = want_bf16 == Bf16Isa::amx_bf16, got_core = pola_attention_bf16() != nullptr;
+  // The bf16 attention core follows the cap: present exactly when AMX-BF16 or AVX512-BF16 is allowed.
+  const bool want_core = want_bf16 != Bf16Isa::none, got_core = pola_attention_bf16() != nullptr;
   std::printf("  bf16 attention core: %s (expected %s)\n", got_core ? "yes" : "no", want_core ? "yes" : "no");
   return got == want && got_bf16 == want_bf16 && &active() == table_for(got) && got_core == want_core ? 0 : 1;
 }

@@ -1,15 +1,18 @@
-// The bf16 polarity core (pola_attention_bf16: products on AMX tiles) against
-// the fp32 scalar reference, on shapes with ragged token blocks and head
-// widths that are not multiples of the tile width. The bound: relative L2
-// error per head <= 1e-2 (the accuracy goal for bf16), max element
-// error <= 4e-2 of the head's largest output. Runs only where AMX-BF16 is
-// active; elsewhere each case says so and checks nothing.
+// The bf16 polarity cores (pola_attention_bf16_on: products on AMX tiles, and
+// on AVX512-BF16 dot products) against the fp32 scalar reference, on shapes
+// with ragged token blocks and head widths that are not multiples of the
+// tile width. The bound: relative L2 error per head <= 1e-2 (the issue's
+// accuracy goal for bf16), max element error <= 4e-2 of the head's largest
+// output; and every shape's output is bit-identical for 1, 2 and 3 threads.
+// Each core runs where this CPU has its instructions (an AMX CPU runs both);
+// elsewhere the case says so and checks nothing for that core.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "helpers.h"
@@ -50,63 +53,69 @@ struct Bf16Problem {
   }
 };
 
-bool have_bf16_core() {
-  if (pola_attention_bf16()) return true;
-  MESSAGE("SKIPPED: the bf16 attention core needs AMX-BF16 (this CPU/OS/POLA_ISA has " << std::string(bf16_isa_name(active_bf16_isa()))
-          << "); nothing checked");
-  return false;
+// The bf16 cores this machine can run, each with its instruction set's name.
+std::vector<std::pair<Bf16Isa, PolaAttnFn>> bf16_cores() {
+  std::vector<std::pair<Bf16Isa, PolaAttnFn>> cores;
+  for (Bf16Isa isa : {Bf16Isa::amx_bf16, Bf16Isa::avx512_bf16}) {
+    if (PolaAttnFn fn = pola_attention_bf16_on(isa)) cores.emplace_back(isa, fn);
+    else MESSAGE("SKIPPED: the " << std::string(bf16_isa_name(isa)) << " attention core (this CPU/OS lacks it); nothing checked");
+  }
+  return cores;
 }
 
 } // namespace
 
-TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragged shapes") {
-  if (!have_bf16_core()) return;
+TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragged shapes, any thread count") {
   const KernelTable &ref = *table_for(Isa::scalar);
   struct Shape { int64_t n_q, n_k; int heads, d; };
-  // Token counts off every block size (16, 32, 64, 128), chunk counts from 1
-  // to several, head widths 2..128 including ones that pad the tiles.
+  // Token counts off every block size (8, 16, 32, 64, 128), chunk counts from
+  // 1 to several, head widths 2..128 including ones that pad the products.
   const Shape shapes[] = {{1, 1, 1, 64},   {37, 301, 2, 64}, {130, 1000, 3, 32}, {77, 513, 2, 24},
                           {65, 4097, 1, 128}, {200, 700, 2, 40}, {50, 90, 4, 2},  {129, 129, 8, 64},
-                          {3136, 49, 1, 64}, {196, 49, 5, 64}};
-  uint64_t seed = pola::test::base_seed();
-  for (const Shape &s : shapes) {
-    const Bf16Problem p(s.n_q, s.n_k, s.heads, s.d, ++seed);
-    Strided want(s.n_q, int64_t(s.heads) * s.d, 2), got(s.n_q, int64_t(s.heads) * s.d, 2);
-    ref.pola_attention(p.args(want, 2));
-    pola_attention_bf16()(p.args(got, 2));
-    for (int h = 0; h < s.heads; ++h) {
-      double diff2 = 0, ref2 = 0, diff_max = 0, ref_max = 0;
-      bool finite = true;
-      for (int64_t t = 0; t < s.n_q; ++t)
-        for (int c = h * s.d; c < (h + 1) * s.d; ++c) {
-          const double f = want.at(t, c), e = double(got.at(t, c)) - f;
-          finite = finite && std::isfinite(got.at(t, c));
-          diff2 += e * e;
-          ref2 += f * f;
-          diff_max = std::max(diff_max, std::fabs(e));
-          ref_max = std::max(ref_max, std::fabs(f));
+                          {3136, 49, 1, 64}, {196, 49, 5, 64}, {300, 2500, 3, 64}};
+  for (const auto &[isa, core] : bf16_cores()) {
+    uint64_t seed = pola::test::base_seed();
+    for (const Shape &s : shapes) {
+      const Bf16Problem p(s.n_q, s.n_k, s.heads, s.d, ++seed);
+      INFO(std::string(bf16_isa_name(isa)) << " core, n_q=" << s.n_q << " n_k=" << s.n_k << " heads=" << s.heads << " d=" << s.d
+                              << " seed " << seed);
+      const int64_t cols = int64_t(s.heads) * s.d;
+      Strided want(s.n_q, cols, 2), got(s.n_q, cols, 2), one(s.n_q, cols, 2), three(s.n_q, cols, 2);
+      ref.pola_attention(p.args(want, 2));
+      core(p.args(got, 2));
+      core(p.args(one, 1));
+      core(p.args(three, 3));
+      for (int h = 0; h < s.heads; ++h) {
+        double diff2 = 0, ref2 = 0, diff_max = 0, ref_max = 0;
+        bool finite = true;
+        for (int64_t t = 0; t < s.n_q; ++t)
+          for (int c = h * s.d; c < (h + 1) * s.d; ++c) {
+            const double f = want.at(t, c), e = double(got.at(t, c)) - f;
+            finite = finite && std::isfinite(got.at(t, c));
+            diff2 += e * e;
+            ref2 += f * f;
+            diff_max = std::max(diff_max, std::fabs(e));
+            ref_max = std::max(ref_max, std::fabs(f));
+          }
+        INFO("head " << h);
+        REQUIRE(finite);
+        CHECK(std::sqrt(diff2 / ref2) <= 1e-2);
+        CHECK(diff_max <= 4e-2 * ref_max);
+      }
+      for (int64_t t = 0; t < s.n_q; ++t) // the gaps between output rows stay untouched
+        for (int64_t c = got.cols; c < got.ld; ++c) CHECK(std::isnan(got.at(t, c)));
+      for (int64_t t = 0; t < s.n_q; ++t) // the same bits for any thread count
+        for (int64_t c = 0; c < cols; ++c) {
+          REQUIRE(one.at(t, c) == got.at(t, c));
+          REQUIRE(three.at(t, c) == got.at(t, c));
         }
-      INFO("n_q=" << s.n_q << " n_k=" << s.n_k << " heads=" << s.heads << " d=" << s.d << " head " << h
-                  << " seed " << seed);
-      REQUIRE(finite);
-      CHECK(std::sqrt(diff2 / ref2) <= 1e-2);
-      CHECK(diff_max <= 4e-2 * ref_max);
     }
-    for (int64_t t = 0; t < s.n_q; ++t) // the gaps between output rows stay untouched
-      for (int64_t c = got.cols; c < got.ld; ++c) CHECK(std::isnan(got.at(t, c)));
   }
 }
 
-TEST_CASE("pola_attention_bf16 is bit-identical for 1, 2 and 3 threads") {
-  if (!have_bf16_core()) return;
-  const Bf16Problem p(300, 2500, 3, 64, pola::test::base_seed() + 100);
-  Strided one(300, 3 * 64, 2), two(300, 3 * 64, 2), three(300, 3 * 64, 2);
-  pola_attention_bf16()(p.args(one, 1));
-  pola_attention_bf16()(p.args(two, 2));
-  pola_attention_bf16()(p.args(three, 3));
-  for (int64_t t = 0; t < 300; ++t)
-    for (int64_t c = 0; c < 3 * 64; ++c) {
-      REQUIRE(one.at(t, c) == two.at(t, c));
-      REQUIRE(one.at(t, c) == three.at(t, c));
-    }
+TEST_CASE("pola_attention_bf16 follows the active bf16 instructions") {
+  // AMX where it is active, else AVX512-BF16, else none (POLA_ISA caps both).
+  const Bf16Isa active = active_bf16_isa();
+  const bool same = pola_attention_bf16() == pola_attention_bf16_on(active);
+  CHECK(same);
 }
