@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/to_bf16.hpp"
 
 namespace pola::kernels::simd {
 
@@ -51,6 +52,20 @@ template <class A> void gelu(float *x, int64_t n, int threads) {
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = (b + 1) * kBlock < n ? (b + 1) * kBlock : n;
     gelu_span<A>(x + b * kBlock, end - b * kBlock);
+  }
+}
+
+// GELU of float rows rounded to bf16 rows (store_bf16's rounding).
+template <class A>
+void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads) {
+  constexpr int L = kLanes<A>;
+#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows * cols > 16384) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * ld_x;
+    uint16_t *yr = y + r * ld_y;
+    int64_t c = 0;
+    for (; c + L <= cols; c += L) store_bf16<A>(yr + c, gelu_erf<A>(Vec<A>::load_unaligned(xr + c)), L);
+    if (c < cols) store_bf16<A>(yr + c, gelu_erf<A>(load_first<A>(xr + c, int(cols - c))), int(cols - c));
   }
 }
 
