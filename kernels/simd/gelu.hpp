@@ -58,15 +58,7 @@ template <class A> void gelu(float *x, int64_t n, int threads) {
 // GELU of float rows rounded to bf16 rows (store_bf16's rounding).
 template <class A>
 void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads) {
-  constexpr int L = kLanes<A>;
-#pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows * cols > 16384) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * ld_x;
-    uint16_t *yr = y + r * ld_y;
-    int64_t c = 0;
-    for (; c + L <= cols; c += L) store_bf16<A>(yr + c, gelu_erf<A>(Vec<A>::load_unaligned(xr + c)), L);
-    if (c < cols) store_bf16<A>(yr + c, gelu_erf<A>(load_first<A>(xr + c, int(cols - c))), int(cols - c));
-  }
+  map_to_bf16<A>(x, ld_x, y, ld_y, rows, cols, threads, [](const Vec<A> &v) { return gelu_erf<A>(v); });
 }
 
 } // namespace pola::kernels::simd
