@@ -75,6 +75,11 @@ struct KernelTable {
   // to_bf16(layernorm(x)) of the same table: LayerNorm feeding a bf16 GEMM.
   void (*layernorm_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                          const float *gamma, const float *beta, float eps, int threads);
+  // y[r, c] = bf16(gelu(x[r, c])) (nearest even), bit for bit to_bf16 of the
+  // same table's gelu: the hidden rows of a bf16 MLP, GELU'd and rounded in
+  // one pass while they are in cache.
+  void (*gelu_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                    int threads);
 };
 
 // The table for the best ISA this CPU and OS support, or the one forced by

@@ -191,9 +191,22 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
     plan.graph.set_last_precision(fc1.precision);
     return;
   }
-  // fc1 writes its GELU'd rows in fc2's precision.
+  // fc1's GELU'd rows in fc2's precision: in bf16, fc1 writes fp32 rows that
+  // the engine's GELU rounds to bf16 in one pass (oneDNN 2.6's erf post-op is
+  // slower; see ops::FusedMlp), in fp32 GELU is fc1's post-op.
   const GemmRows hid = new_gemm_rows(ctx, block + ".mlp.hidden", x.rows, hidden, gemm);
-  add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
+  if (hid.bf16()) {
+    Plan &plan = ctx.plan;
+    const TensorView pre_gelu = new_tensor(ctx, block + ".mlp.fc1", x.rows, hidden);
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, fp32_rows(pre_gelu), true, false, false);
+    add_node(ctx, block + ".mlp.gelu", {{pre_gelu}, {hid.storage}}, [pre_gelu, hid, &plan] {
+      kernels::active().gelu_bf16(pre_gelu.ptr(), pre_gelu.ld, hid.bf16_ptr(), hid.ld, pre_gelu.rows, pre_gelu.cols,
+                                  plan.threads);
+    });
+    plan.graph.set_last_precision(Precision::bf16);
+  } else {
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
+  }
   add_linear(ctx, block, block + ".mlp.fc2", hid, fp32_rows(x), true, false, true);
 }
 

@@ -21,8 +21,11 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
   // of the parallel loop, where oneDNN does not open a nested team.
   ScopedOmpThreads one(1);
   workers_.resize(static_cast<size_t>(s_.threads));
-  // bf16: GELU as fc1's post-op (on its fp32 result), the hidden chunk stored as bf16.
-  const LinearShape first{kChunkRows, s_.ld_src, hidden_, bf16_, false, bf16_};
+  // fc1 writes its fp32 result and the engine's GELU runs on it in cache (in
+  // bf16, rounding it into the bf16 hidden chunk fc2 reads in the same pass):
+  // oneDNN 2.6's erf post-op cost as much as fc1's bf16 products at K = 64 on
+  // AVX512-BF16 (bench/gemm_bf16/README.md).
+  const LinearShape first{kChunkRows, s_.ld_src, hidden_, false, false, false};
   const LinearShape second{kChunkRows, hidden_, s_.ld_dst, false, true};
   for (Worker &w : workers_) {
     w.fc1 = std::make_unique<Linear>(fc1, first, cache);
@@ -35,6 +38,7 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
     }
     w.stream = dnnl::stream(cpu_engine());
     w.hidden.resize(static_cast<size_t>(kChunkRows * hidden_));
+    if (bf16_) w.hidden_bf16.resize(static_cast<size_t>(kChunkRows * hidden_));
   }
 }
 
@@ -48,8 +52,14 @@ void FusedMlp::run(const void *src, float *dst) {
     const bool full = n == kChunkRows;
     const size_t elem = bf16_ ? 2 : 4;
     (full ? w.fc1 : w.fc1_tail)->run(w.stream, static_cast<const char *>(src) + r0 * s_.ld_src * elem, w.hidden.data());
-    if (!bf16_) kernels.gelu(w.hidden.data(), n * hidden_, 1);
-    (full ? w.fc2 : w.fc2_tail)->run(w.stream, w.hidden.data(), dst + r0 * s_.ld_dst);
+    const void *fc2_src = w.hidden.data();
+    if (bf16_) {
+      kernels.gelu_bf16(w.hidden.data(), hidden_, w.hidden_bf16.data(), hidden_, n, hidden_, 1);
+      fc2_src = w.hidden_bf16.data();
+    } else {
+      kernels.gelu(w.hidden.data(), n * hidden_, 1);
+    }
+    (full ? w.fc2 : w.fc2_tail)->run(w.stream, fc2_src, dst + r0 * s_.ld_dst);
   }
 }
 

@@ -6,8 +6,8 @@
 // sharing the packed weights), so chunks run in parallel with no barrier
 // between the two GEMMs. Every row's result depends only on its chunk
 // index, never on the thread count.
-// In bf16 precision (fc1's) the source rows are bf16 and fc1 applies GELU to
-// its fp32 result as a post-op, storing the hidden chunk as bf16 for fc2.
+// In bf16 precision (fc1's) the source rows are bf16, fc1 stores its fp32
+// result and GELU rounds it into a bf16 hidden chunk for fc2 (one pass).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,7 @@ class FusedMlp {
     std::unique_ptr<Linear> fc1_tail, fc2_tail; // the last rows % kChunkRows rows, if any
     dnnl::stream stream;
     std::vector<float> hidden;
+    std::vector<uint16_t> hidden_bf16; // bf16 precision: the GELU'd chunk fc2 reads
   };
   FusedMlpShape s_;
   int64_t hidden_ = 0;

@@ -16,6 +16,7 @@ void window_attention(const WindowAttnArgs &args);
 void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads);
 void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                     const float *gamma, const float *beta, float eps, int threads);
+void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads);
 
 // The scalar KernelTable (isa == Isa::scalar).
 const KernelTable &table();

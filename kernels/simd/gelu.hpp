@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/simd/common.hpp"
+#include "kernels/simd/to_bf16.hpp"
 
 namespace pola::kernels::simd {
 
@@ -52,6 +53,12 @@ template <class A> void gelu(float *x, int64_t n, int threads) {
     const int64_t end = (b + 1) * kBlock < n ? (b + 1) * kBlock : n;
     gelu_span<A>(x + b * kBlock, end - b * kBlock);
   }
+}
+
+// GELU of float rows rounded to bf16 rows (store_bf16's rounding).
+template <class A>
+void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads) {
+  map_to_bf16<A>(x, ld_x, y, ld_y, rows, cols, threads, [](const Vec<A> &v) { return gelu_erf<A>(v); });
 }
 
 } // namespace pola::kernels::simd

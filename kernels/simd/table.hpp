@@ -13,7 +13,7 @@ namespace pola::kernels::simd {
 
 template <class A> KernelTable make_table(Isa isa) {
   return KernelTable{isa, &layernorm<A>, &gelu<A>, &mul_rows<A>, &pola_attention<A>,
-                     &window_attention<A>, &to_bf16<A>, &layernorm_bf16<A>};
+                     &window_attention<A>, &to_bf16<A>, &layernorm_bf16<A>, &gelu_bf16<A>};
 }
 
 } // namespace pola::kernels::simd

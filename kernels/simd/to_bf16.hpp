@@ -31,17 +31,25 @@ template <class A> inline void store_bf16(uint16_t *p, const Vec<A> &v, int n) {
   for (int i = 0; i < n; ++i) p[i] = tmp[i];
 }
 
-template <class A>
-void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads) {
+// y[r, c] = bf16(f(x[r, c])) over strided rows, f applied to whole vectors
+// (zero-filled past the row's end): the rounding pass of to_bf16 and gelu_bf16.
+template <class A, class F>
+void map_to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads,
+                 F f) {
   constexpr int L = kLanes<A>;
 #pragma omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1 && rows * cols > 16384) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * ld_x;
     uint16_t *yr = y + r * ld_y;
     int64_t c = 0;
-    for (; c + L <= cols; c += L) store_bf16<A>(yr + c, Vec<A>::load_unaligned(xr + c), L);
-    if (c < cols) store_bf16<A>(yr + c, load_first<A>(xr + c, int(cols - c)), int(cols - c));
+    for (; c + L <= cols; c += L) store_bf16<A>(yr + c, f(Vec<A>::load_unaligned(xr + c)), L);
+    if (c < cols) store_bf16<A>(yr + c, f(load_first<A>(xr + c, int(cols - c))), int(cols - c));
   }
+}
+
+template <class A>
+void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads) {
+  map_to_bf16<A>(x, ld_x, y, ld_y, rows, cols, threads, [](const Vec<A> &v) { return v; });
 }
 
 } // namespace pola::kernels::simd

@@ -17,6 +17,7 @@ TEST_CASE("dispatch: tables match their ISA and availability") {
     CHECK(t->isa == isa);
     CHECK(bool(t->layernorm));
     CHECK(bool(t->gelu));
+    CHECK(bool(t->gelu_bf16));
     CHECK(bool(t->mul_rows));
     CHECK(bool(t->pola_attention));
     CHECK(bool(t->window_attention));

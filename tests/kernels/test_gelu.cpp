@@ -37,3 +37,27 @@ TEST_CASE("gelu matches erf GELU in double on every ISA") {
       }
   }
 }
+
+TEST_CASE("gelu_bf16 is the table's gelu rounded by its to_bf16, bit for bit") {
+  struct Shape { int64_t rows, cols; };
+  const Shape shapes[] = {{1, 1}, {3, 7}, {9, 96}, {5, 333}, {64, 512}};
+  uint64_t seed = pola::test::base_seed() + 620;
+  for (const Shape &s : shapes) {
+    std::mt19937_64 rng(++seed);
+    std::uniform_real_distribution<float> u(-8.0f, 8.0f);
+    const int64_t ld_x = s.cols + 3, ld_h = s.cols + 5;
+    std::vector<float> x(size_t(s.rows * ld_x));
+    for (auto &v : x) v = u(rng);
+    for (const KernelTable *t : pola::test::available_tables())
+      for (int threads : {1, 2}) {
+        CAPTURE(seed);
+        INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " cols=" << s.cols);
+        std::vector<float> y = x;
+        for (int64_t r = 0; r < s.rows; ++r) t->gelu(y.data() + r * ld_x, s.cols, 1);
+        std::vector<uint16_t> want(size_t(s.rows * ld_h), 0xabcd), got(size_t(s.rows * ld_h), 0xabcd);
+        t->to_bf16(y.data(), ld_x, want.data(), ld_h, s.rows, s.cols, 1);
+        t->gelu_bf16(x.data(), ld_x, got.data(), ld_h, s.rows, s.cols, threads);
+        CHECK(got == want); // padding included: both leave it untouched
+      }
+  }
+}
