@@ -62,13 +62,25 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
     throw std::logic_error("graph: " + name + " cannot write bf16 rows");
   p.precision = precision;
   const GemmRows in = gemm_source(ctx, name, src, precision);
-  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, gelu, accumulate, dst.bf16()},
-                                   ctx.packed);
+  // fp32: the GELU runs as the engine's kernel over the GEMM's result instead
+  // of as oneDNN's gelu_erf post-op, as in the fused MLP. On AMD EPYC (Zen 4)
+  // with 2 threads the GEMM plus that pass took 2-6% less time than the GEMM
+  // with the post-op on the unfused MLP shapes (196x320x1280, 49x512x2048,
+  // 196x384x1536, 49x768x3072; bench/peers/README.md). bf16 keeps the post-op.
+  const bool gelu_after = gelu && precision == Precision::fp32;
+  auto *op = ctx.make<ops::Linear>(
+      p, ops::LinearShape{src.rows, in.ld, dst.ld, gelu && !gelu_after, accumulate, dst.bf16()}, ctx.packed);
   Plan &plan = ctx.plan;
   // Accumulating into dst reads it: the in-place update of a residual stream.
   Edges edges{{in.storage}, {dst.storage}};
   if (accumulate) edges.reads.push_back(dst.storage);
-  auto run = [op, in, dst, &plan] { op->run(plan.stream, in.ptr(), dst.ptr()); };
+  auto run = [op, in, dst, gelu_after, &plan] {
+    op->run(plan.stream, in.ptr(), dst.ptr());
+    if (!gelu_after) return;
+    const auto &kernels = kernels::active();
+    if (dst.ld == dst.cols) return kernels.gelu(dst.ptr(), dst.rows * dst.cols, plan.threads);
+    for (int64_t r = 0; r < dst.rows; ++r) kernels.gelu(dst.ptr() + r * dst.ld, dst.cols, plan.threads);
+  };
   if (dst.bf16()) add_node(ctx, name, std::move(edges), run);
   else add_node(ctx, name, std::move(edges), run, dst.storage);
   plan.graph.set_last_precision(p.precision);
