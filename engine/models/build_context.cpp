@@ -66,7 +66,9 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
   // of as oneDNN's gelu_erf post-op, as in the fused MLP. On AMD EPYC (Zen 4)
   // with 2 threads the GEMM plus that pass took 2-6% less time than the GEMM
   // with the post-op on the unfused MLP shapes (196x320x1280, 49x512x2048,
-  // 196x384x1536, 49x768x3072; bench/peers/README.md). bf16 keeps the post-op.
+  // 196x384x1536, 49x768x3072; bench/peers/README.md). A bf16 MLP rounds its
+  // GELU'd rows in a node of its own (add_mlp_residual); other bf16 GEMMs keep
+  // the post-op.
   const bool gelu_after = gelu && precision == Precision::fp32;
   auto *op = ctx.make<ops::Linear>(
       p, ops::LinearShape{src.rows, in.ld, dst.ld, gelu && !gelu_after, accumulate, dst.bf16()}, ctx.packed);
@@ -203,9 +205,10 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
     plan.graph.set_last_precision(fc1.precision);
     return;
   }
-  // fc1's GELU'd rows in fc2's precision: in bf16, fc1 writes fp32 rows that
-  // the engine's GELU rounds to bf16 in one pass (oneDNN 2.6's erf post-op is
-  // slower; see ops::FusedMlp), in fp32 GELU is fc1's post-op.
+  // fc1's GELU'd rows in fc2's precision, GELU by the engine's kernel in both
+  // (oneDNN 2.6's erf post-op is slower; see ops::FusedMlp): in bf16 fc1 writes
+  // fp32 rows that gelu_bf16 rounds to bf16 in one pass, in fp32
+  // add_matmul_node applies it in place after the GEMM.
   const GemmRows hid = new_gemm_rows(ctx, block + ".mlp.hidden", x.rows, hidden, gemm);
   if (hid.bf16()) {
     Plan &plan = ctx.plan;
