@@ -31,8 +31,11 @@ def _cpuinfo_field(name):
 
 
 def cpu_model():
-    """The CPU's model name, e.g. 'Intel(R) Xeon(R) Processor' ('unknown' if the kernel does not say)."""
-    return _cpuinfo_field("model name") or platform.processor() or "unknown"
+    """The CPU's model name with its family and model numbers, as the engine's results name it, e.g.
+    'AMD EPYC (family 25 model 17)': a VM may call Zen 4 and Zen 5 both 'AMD EPYC' (families 25, 26)."""
+    name = _cpuinfo_field("model name") or platform.processor() or "unknown"
+    family, model = _cpuinfo_field("cpu family"), _cpuinfo_field("model")
+    return f"{name} (family {family} model {model})" if family and model else name
 
 
 def cpu_flags():

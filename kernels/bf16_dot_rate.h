@@ -2,7 +2,7 @@
 // Whether bf16 pays off without AMX is a property of the core, not of the
 // ISA flag: vdpbf16ps does two multiply-adds per fp32 lane, but some cores
 // issue it at half the FMA rate or slower (bf16 models then run slower than
-// fp32), others as fast as an FMA (AMD Zen 5: bf16 models 0.55-0.82x fp32's
+// fp32), others as fast as an FMA (AMD EPYC Zen 4: bf16 models 0.55-0.82x fp32's
 // time). `--precision auto` asks this instead of the CPU's vendor.
 #pragma once
 

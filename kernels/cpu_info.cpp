@@ -20,6 +20,7 @@ CpuInfo read_cpu_info() {
   std::ifstream in("/proc/cpuinfo");
   std::set<std::string> flags;
   bool have_model = false, have_flags = false;
+  std::string family, model_number; // "cpu family" / "model": the generation a bare "AMD EPYC" hides
   for (std::string line; std::getline(in, line) && !(have_model && have_flags);) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
@@ -29,12 +30,18 @@ CpuInfo read_cpu_info() {
     if (key == "model name" && !have_model) {
       info.model = value;
       have_model = true;
+    } else if (key == "cpu family" && family.empty()) {
+      family = value;
+    } else if (key == "model" && model_number.empty()) {
+      model_number = value;
     } else if (key == "flags" && !have_flags) {
       std::istringstream words(value);
       for (std::string w; words >> w;) flags.insert(w);
       have_flags = true;
     }
   }
+  if (!family.empty() && !model_number.empty())
+    info.model += " (family " + family + " model " + model_number + ")";
   for (int i = 0; kCpuFeaturesOfInterest[i]; ++i)
     if (flags.count(kCpuFeaturesOfInterest[i])) info.features.emplace_back(kCpuFeaturesOfInterest[i]);
   return info;

@@ -10,7 +10,10 @@
 namespace pola::kernels {
 
 struct CpuInfo {
-  std::string model;                 // /proc/cpuinfo "model name", or "unknown"
+  // /proc/cpuinfo "model name" (or "unknown") and, where given, its "cpu
+  // family" and "model" numbers: a VM may name Zen 4 and Zen 5 both "AMD EPYC"
+  // (family 25 and 26), which differ in 512-bit width and cache sizes.
+  std::string model;
   int logical_cores = 0;             // what the process may use
   std::vector<std::string> features; // of kCpuFeaturesOfInterest, those the OS reports
 };
