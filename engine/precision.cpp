@@ -31,7 +31,7 @@ PrecisionChoice resolve_precision(PrecisionRequest request) {
   // auto picks bf16 only where it is faster. With AMX it is (swin_t 0.36-0.41x
   // fp32's time). With AVX512-BF16 alone it depends on the core: where
   // vdpbf16ps issues as fast as an FMA (measured 2.0x the FMA multiply-add
-  // rate on AMD EPYC Zen 4) bf16 models ran in 0.55-0.82x fp32's time; on a Xeon
+  // rate on AMD EPYC Zen 4) bf16 models ran in 0.48-0.62x fp32's time; on a Xeon
   // with the ISA capped to AVX512-BF16, oneDNN 2.6's bf16 GEMMs made models
   // 1.4-1.6x slower (that Xeon's rate is not yet measured). So auto measures
   // the rate on the CPU at hand and asks for at least kMinBf16DotSpeedup.

@@ -1,9 +1,10 @@
 // How fast this CPU's AVX512-BF16 dot products run against its fp32 FMAs.
 // Whether bf16 pays off without AMX is a property of the core, not of the
-// ISA flag: vdpbf16ps does two multiply-adds per fp32 lane, but some cores
-// issue it at half the FMA rate or slower (bf16 models then run slower than
-// fp32), others as fast as an FMA (AMD EPYC Zen 4: bf16 models 0.55-0.82x fp32's
-// time). `--precision auto` asks this instead of the CPU's vendor.
+// ISA flag: vdpbf16ps does two multiply-adds per fp32 lane, which doubles the
+// rate only where it issues as fast as an FMA (AMD EPYC Zen 4: bf16 models in
+// 0.48-0.62x fp32's time), while a Xeon capped to AVX512-BF16 ran bf16 models
+// slower than fp32 (its rate not yet measured). `--precision auto` asks this
+// instead of the CPU's vendor.
 #pragma once
 
 namespace pola::kernels {
