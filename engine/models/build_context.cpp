@@ -54,7 +54,7 @@ GemmRows gemm_source(BuildContext &ctx, const std::string &name, const GemmRows 
   return half;
 }
 
-// The one place a matmul node is made: dst = src W^T + b with optional post-ops,
+// The one place a matmul node is made: dst = src W^T + b, then optionally GELU or + dst,
 // in `precision` (the plan's choice for this op kind).
 void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const GemmRows &src,
                      const GemmRows &dst, bool gelu, bool accumulate, Precision precision) {
@@ -62,23 +62,21 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
     throw std::logic_error("graph: " + name + " cannot write bf16 rows");
   p.precision = precision;
   const GemmRows in = gemm_source(ctx, name, src, precision);
-  // fp32: the GELU runs as the engine's kernel over the GEMM's result instead
-  // of as oneDNN's gelu_erf post-op, as in the fused MLP. On AMD EPYC (Zen 4)
-  // with 2 threads the GEMM plus that pass took 2-6% less time than the GEMM
-  // with the post-op on the unfused MLP shapes (196x320x1280, 49x512x2048,
-  // 196x384x1536, 49x768x3072; bench/peers/README.md). A bf16 MLP rounds its
-  // GELU'd rows in a node of its own (add_mlp_residual); other bf16 GEMMs keep
-  // the post-op.
-  const bool gelu_after = gelu && precision == Precision::fp32;
-  auto *op = ctx.make<ops::Linear>(
-      p, ops::LinearShape{src.rows, in.ld, dst.ld, gelu && !gelu_after, accumulate, dst.bf16()}, ctx.packed);
+  // GELU runs as the engine's kernel over the GEMM's fp32 result, never as
+  // oneDNN's gelu_erf post-op: on AMD EPYC (Zen 4) with 2 threads the GEMM
+  // plus that pass took 2-6% less time than the GEMM with the post-op on the
+  // unfused MLP shapes (196x320x1280, 49x512x2048, 196x384x1536, 49x768x3072;
+  // bench/peers/README.md). GELU'd bf16 rows come from gelu_bf16's own node
+  // (add_mlp_residual), as in ops::FusedMlp.
+  if (gelu && dst.bf16()) throw std::logic_error("graph: " + name + " cannot apply GELU into bf16 rows");
+  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, dst.bf16()}, ctx.packed);
   Plan &plan = ctx.plan;
   // Accumulating into dst reads it: the in-place update of a residual stream.
   Edges edges{{in.storage}, {dst.storage}};
   if (accumulate) edges.reads.push_back(dst.storage);
-  auto run = [op, in, dst, gelu_after, &plan] {
+  auto run = [op, in, dst, gelu, &plan] {
     op->run(plan.stream, in.ptr(), dst.ptr());
-    if (!gelu_after) return;
+    if (!gelu) return;
     const auto &kernels = kernels::active();
     if (dst.ld == dst.cols) return kernels.gelu(dst.ptr(), dst.rows * dst.cols, plan.threads);
     for (int64_t r = 0; r < dst.rows; ++r) kernels.gelu(dst.ptr() + r * dst.ld, dst.cols, plan.threads);

@@ -25,8 +25,8 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
   // bf16, rounding it into the bf16 hidden chunk fc2 reads in the same pass):
   // oneDNN 2.6's erf post-op cost as much as fc1's bf16 products at K = 64 on
   // AVX512-BF16 (bench/gemm_bf16/README.md).
-  const LinearShape first{kChunkRows, s_.ld_src, hidden_, false, false, false};
-  const LinearShape second{kChunkRows, hidden_, s_.ld_dst, false, true};
+  const LinearShape first{kChunkRows, s_.ld_src, hidden_, false, false};
+  const LinearShape second{kChunkRows, hidden_, s_.ld_dst, true};
   for (Worker &w : workers_) {
     w.fc1 = std::make_unique<Linear>(fc1, first, cache);
     w.fc2 = std::make_unique<Linear>(fc2, second, cache);

@@ -32,7 +32,7 @@ class FusedMlp {
   // Rows per chunk: the hidden chunk (kChunkRows x hidden floats) stays in L2.
   static constexpr int64_t kChunkRows = 64;
   // Below this many rows the chunks are too few to share among threads and
-  // the plain two-GEMM path (GELU as a oneDNN post-op) is used instead.
+  // the plain two-GEMM path (GELU as the engine's pass after fc1) is used instead.
   static constexpr int64_t kMinRows = 8 * kChunkRows;
 
   FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s, PackedWeightCache &cache);

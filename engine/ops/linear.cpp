@@ -20,7 +20,6 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
     own_args_.ld_a = s_.ld_src;
     own_args_.b = cache.gemm_bf16_tiles(p.weight, p.weight_stored_bf16, layout);
     own_args_.bias = p.bias;
-    own_args_.gelu = s_.gelu;
     own_args_.accumulate = s_.accumulate;
     own_args_.dst_bf16 = s_.dst_bf16;
     own_args_.ld_dst = s_.ld_dst;
@@ -37,7 +36,6 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   dnnl::memory::desc any_w({p.in, p.out}, compute, tag::any);
   dnnl::memory::desc dst_md({s_.rows, p.out}, bf16 && s_.dst_bf16 ? dt::bf16 : dt::f32, {s_.ld_dst, 1});
   dnnl::post_ops po;
-  if (s_.gelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
   if (s_.accumulate) po.append_sum(1.f);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);

@@ -3,7 +3,7 @@
 // result is added to what `dst` already holds). Weights are taken in the
 // layout the primitive prefers, packed once per model.
 // In bf16 precision the source rows and the packed weights are bf16, the
-// products accumulate in fp32 and bias, GELU and the residual add are applied
+// products accumulate in fp32 and bias and the residual add are applied
 // to the fp32 result; dst is fp32 unless dst_bf16 (a GEMM reads it next).
 // Where AMX-BF16 is active, the shapes own_bf16_gemm_wins() names run on the
 // engine's own AMX GEMM (kernels/gemm_bf16.h) instead of oneDNN, with the same
@@ -32,7 +32,6 @@ struct LinearParams {
 struct LinearShape {
   int64_t rows = 0;
   int64_t ld_src = 0, ld_dst = 0; // row strides in elements (0 = dense)
-  bool gelu = false;
   bool accumulate = false;
   bool dst_bf16 = false; // bf16 precision only: write bf16 rows
 };
