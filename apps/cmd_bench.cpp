@@ -216,6 +216,11 @@ void bench(const BenchArgs &a) {
                      {"precision_reason", model->precision().reason}, {"bf16_isa", bf16_isa},
                      {"cpu", pola::kernels::cpu_summary()}, {"commit", pola::app::git_revision()}};
     if (bf16_peak > 0) j["bf16_peak_gflops"] = bf16_peak;
+    if (precision == pola::Precision::bf16) {
+      // Which products the attention core ran in, and the measured reason (the same process's rate).
+      j["attention_precision"] = pola::precision_name(pola::op_precisions(precision).attention);
+      j["attention_precision_reason"] = pola::bf16_speed().reason;
+    }
     if (a.profile) {
       auto nodes_of = [](const Timing &tm) {
         nlohmann::json nodes = nlohmann::json::array();

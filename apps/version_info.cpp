@@ -31,6 +31,10 @@ std::string version_text() {
   out << "  bf16      " << kernels::bf16_isa_name(kernels::active_bf16_isa())
       << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
   out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
+  if (kernels::active_bf16_isa() != kernels::Bf16Isa::none)
+    out << "  precision bf16 runs the attention core's products in "
+        << precision_name(op_precisions(Precision::bf16).attention)
+        << " (bf16 only where bf16 products are faster than fp32 FMAs)\n";
   const dnnl_version_t *v = dnnl_version();
   out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";
   return out.str();

@@ -51,8 +51,7 @@ std::unique_ptr<Plan> Model::build(const PlanKey &key) {
   plan->threads = threads_;
   plan->stream = dnnl::stream(cpu_engine());
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
-  ctx.precisions.gemm = ctx.precisions.embed = precision_.precision;
-  ctx.precisions.attention = precision_.precision;
+  ctx.precisions = op_precisions(precision_.precision);
   models::builder_for(cfg_.family)(ctx);
   // Activation sizes come from the file's config, not from its tensors (Swin
   // windows of one token need almost no weights for 2^30 tokens): refuse

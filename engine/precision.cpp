@@ -1,6 +1,7 @@
 #include "engine/precision.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "kernels/bf16_dot_rate.h"
 #include "kernels/kernels.h"
@@ -11,6 +12,12 @@ namespace pola {
 namespace {
 // Below this the 2 products per lane cannot pay for the conversions to bf16.
 constexpr double kMinBf16DotSpeedup = 1.5;
+
+// " (POLA_ISA=...)" when the ISA is capped, for the reasons and errors.
+std::string isa_cap() {
+  const char *forced = kernels::forced_isa();
+  return forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string();
+}
 } // namespace
 
 const char *precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "fp32"; }
@@ -23,32 +30,44 @@ bool precision_request_from_name(const std::string &name, PrecisionRequest &out)
   return true;
 }
 
-PrecisionChoice resolve_precision(PrecisionRequest request) {
-  if (request == PrecisionRequest::fp32) return {Precision::fp32, "requested"};
+Bf16Speed bf16_speed() {
   const kernels::Bf16Isa isa = kernels::active_bf16_isa();
-  const char *forced = kernels::forced_isa();
-  const std::string cap = forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string();
-  // auto picks bf16 only where it is faster. With AMX it is (swin_t 0.36-0.41x
-  // fp32's time). With AVX512-BF16 alone it depends on the core: where
-  // vdpbf16ps issues as fast as an FMA (measured 2.0x the FMA multiply-add
-  // rate on AMD EPYC Zen 4) bf16 models ran in 0.48-0.62x fp32's time; on a Xeon
-  // with the ISA capped to AVX512-BF16, oneDNN 2.6's bf16 GEMMs made models
-  // 1.4-1.6x slower (that Xeon's rate is not yet measured). So auto measures
-  // the rate on the CPU at hand and asks for at least kMinBf16DotSpeedup.
-  if (request == PrecisionRequest::automatic && isa == kernels::Bf16Isa::avx512_bf16) {
+  const std::string cap = isa_cap();
+  // With AMX bf16 is faster (swin_t 0.36-0.41x fp32's time). With AVX512-BF16
+  // alone it depends on the core: where vdpbf16ps issues as fast as an FMA
+  // (2.0x the FMA multiply-add rate on AMD EPYC Zen 4) bf16 models ran in
+  // 0.48-0.62x fp32's time; an Intel Xeon whose AMX is not exposed measured
+  // 0.5x, and there bf16 models ran 1.4x slower. So the rate is measured on
+  // the CPU at hand.
+  if (isa == kernels::Bf16Isa::avx512_bf16) {
     const double speedup = kernels::bf16_dot_speedup();
     char rate[160];
     std::snprintf(rate, sizeof rate, "this CPU has AVX512-BF16 but not AMX-BF16; its bf16 dot products measured "
                   "%.2fx the fp32 FMA rate (bf16 needs >= %.1fx)", speedup, kMinBf16DotSpeedup);
-    return {speedup >= kMinBf16DotSpeedup ? Precision::bf16 : Precision::fp32, rate + cap};
+    return {speedup >= kMinBf16DotSpeedup, rate + cap};
   }
+  if (isa == kernels::Bf16Isa::none) return {false, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
+  return {true, std::string("this CPU has ") + kernels::bf16_isa_name(isa) + cap};
+}
+
+PrecisionChoice resolve_precision(PrecisionRequest request) {
+  if (request == PrecisionRequest::fp32) return {Precision::fp32, "requested"};
+  if (request == PrecisionRequest::automatic) {
+    Bf16Speed speed = bf16_speed();
+    return {speed.faster ? Precision::bf16 : Precision::fp32, std::move(speed.reason)};
+  }
+  const kernels::Bf16Isa isa = kernels::active_bf16_isa();
   if (isa != kernels::Bf16Isa::none)
-    return {Precision::bf16, std::string(request == PrecisionRequest::bf16 ? "requested; " : "") + "this CPU has " +
-                                 kernels::bf16_isa_name(isa) + cap};
-  if (request == PrecisionRequest::automatic)
-    return {Precision::fp32, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
+    return {Precision::bf16, std::string("requested; this CPU has ") + kernels::bf16_isa_name(isa) + isa_cap()};
   throw InputError("--precision bf16: this CPU has neither AMX-BF16 nor AVX512-BF16 (native bf16 matrix "
-                   "instructions)" + cap + "; use --precision fp32, or auto to pick bf16 only where it is native");
+                   "instructions)" + isa_cap() + "; use --precision fp32, or auto to pick bf16 only where it is native");
+}
+
+OpPrecisions op_precisions(Precision p) {
+  OpPrecisions ops;
+  ops.gemm = ops.embed = p;
+  ops.attention = p == Precision::bf16 && bf16_speed().faster ? Precision::bf16 : Precision::fp32;
+  return ops;
 }
 
 } // namespace pola

@@ -14,7 +14,7 @@ enum class Precision { fp32, bf16 };
 const char *precision_name(Precision p); // "fp32" / "bf16"
 
 // What the user asks for: fp32 (the default: exact parity), bf16, or auto =
-// bf16 where it is faster than fp32 (AMX-BF16), else fp32.
+// bf16 where it is faster than fp32 (bf16_speed()), else fp32.
 enum class PrecisionRequest { fp32, bf16, automatic };
 // "fp32" | "bf16" | "auto"; false for anything else.
 bool precision_request_from_name(const std::string &name, PrecisionRequest &out);
@@ -32,11 +32,27 @@ PrecisionChoice resolve_precision(PrecisionRequest request);
 struct OpPrecisions {
   Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
   Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
-  // The polarity attention core's two products (phi_k^T v, q_sim @ M): bf16
-  // where kernels::pola_attention_bf16() exists (AMX tiles or AVX512-BF16
-  // dot products), else fp32; its feature maps and normalisers stay fp32
-  // either way.
+  // The polarity attention core's two products (phi_k^T v, q_sim @ M), on
+  // AMX tiles or AVX512-BF16 dot products (kernels::pola_attention_bf16());
+  // its feature maps and normalisers stay fp32 either way.
   Precision attention = Precision::fp32;
 };
+
+// The precision of each op kind in a model run at `p` on this CPU. The GEMMs
+// and patch embeddings run at p. The attention core's products run in bf16
+// only where bf16 products beat fp32 FMAs (AMX-BF16, or AVX512-BF16 dot
+// products measured at >= 1.5x the FMA rate): elsewhere the fp32 core is both
+// faster and exact (an Intel Xeon without AMX measured its dot products at
+// 0.5x, and its bf16 core at 1.7x the fp32 core's time).
+OpPrecisions op_precisions(Precision p);
+
+// Whether bf16 products are faster than fp32 FMAs on this CPU (after any
+// POLA_ISA cap), with the reason in words: the test `--precision auto` and
+// op_precisions() share.
+struct Bf16Speed {
+  bool faster = false;
+  std::string reason;
+};
+Bf16Speed bf16_speed();
 
 } // namespace pola

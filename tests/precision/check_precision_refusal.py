@@ -9,7 +9,8 @@ kernels and oneDNN at AVX-512 without AVX512-BF16 or AMX), and bad values. Runs 
 - `run --precision auto` runs and gives exactly the `--precision fp32` logits;
 - `--precision fp16` is refused by the option parser on every command;
 - with AVX512-BF16 but no AMX (POLA_ISA=avx512_bf16, where the CPU has bf16): auto follows the
-  measured bf16 dot-product rate `pola --version` reports, and runs exactly what it picked.
+  measured bf16 dot-product rate `pola --version` reports, and runs exactly what it picked;
+  bf16 by name runs the attention core's products in bf16 only where that rate says they are faster.
 """
 import argparse
 import json
@@ -84,6 +85,24 @@ def main():
         pola(args.pola, "run", "-m", args.model, "-i", inp, "-o", out, "--precision", "auto", env=bf16_env)
         if not np.array_equal(np.load(out), bf16 if picked == "bf16" else fp32):
             failures.append(f"--precision auto under POLA_ISA=avx512_bf16 does not give the {picked} logits")
+        # bf16 by name runs the GEMMs in bf16 and the attention core's products in bf16 only where
+        # the same process measured bf16 dot products faster than fp32 FMAs (else the fp32 core).
+        bench = json.loads(pola(args.pola, "bench", "-m", args.model, "--precision", "bf16", "--profile", "--json",
+                                "--runs", "1", "--warmup", "0", env=bf16_env).stdout)
+        rate = re.search(r"measured ([0-9.]+)x the fp32 FMA rate \(bf16 needs >= ([0-9.]+)x\)",
+                         bench.get("attention_precision_reason", ""))
+        cores = {n["precision"] for n in bench["profile"] if n["node"].endswith(".core")}
+        gemms = {n["precision"] for n in bench["profile"] if n["node"].endswith((".proj", ".fc1", "head"))}
+        print(f"POLA_ISA=avx512_bf16: bench --precision bf16: attention {bench.get('attention_precision')} "
+              f"({bench.get('attention_precision_reason')}); core nodes {cores}, GEMM nodes {gemms}")
+        if not rate:
+            failures.append(f"bench --precision bf16 gives no measured rate for the attention core: {bench}")
+        else:
+            want = "bf16" if float(rate.group(1)) >= float(rate.group(2)) else "fp32"
+            if cores != {want} or bench.get("attention_precision") != want:
+                failures.append(f"bench --precision bf16: attention cores ran {cores}, not {want} as the rate says")
+        if gemms != {"bf16"}:
+            failures.append(f"bench --precision bf16: GEMM nodes ran {gemms}, not bf16")
     else:
         print("this CPU has no native bf16: the AVX512-BF16-only case is not emulated")
 
