@@ -57,8 +57,13 @@ PrecisionChoice resolve_precision(PrecisionRequest request) {
     return {speed.faster ? Precision::bf16 : Precision::fp32, std::move(speed.reason)};
   }
   const kernels::Bf16Isa isa = kernels::active_bf16_isa();
-  if (isa != kernels::Bf16Isa::none)
-    return {Precision::bf16, std::string("requested; this CPU has ") + kernels::bf16_isa_name(isa) + isa_cap()};
+  if (isa != kernels::Bf16Isa::none) {
+    // Runs as asked, but says so where bf16 is the slower choice here.
+    const Bf16Speed speed = bf16_speed();
+    return {Precision::bf16, speed.faster ? std::string("requested; this CPU has ") + kernels::bf16_isa_name(isa) +
+                                                isa_cap()
+                                          : "requested, though slower than fp32 here: " + speed.reason};
+  }
   throw InputError("--precision bf16: this CPU has neither AMX-BF16 nor AVX512-BF16 (native bf16 matrix "
                    "instructions)" + isa_cap() + "; use --precision fp32, or auto to pick bf16 only where it is native");
 }
