@@ -26,8 +26,9 @@ Model(path, threads=None, precision=None, allow_nonfinite=False)
   precision  None or 'fp32' (exact), 'bf16' (linear layers and patch
              embeddings in bf16 with fp32 accumulation; needs AMX-BF16 or
              AVX512-BF16, else InputError naming what is missing) or 'auto'
-             (bf16 where it is faster: CPUs with AMX-BF16); .precision says
-             which ran
+             (bf16 where it measures faster: AMX-BF16, or AVX512-BF16 dot
+             products at >= 1.5x the FMA rate; `pola --version` says which);
+             .precision says which ran
   allow_nonfinite
              False: inputs holding NaN/Inf, and runs whose logits are not
              finite, raise polaformer.InputError; True: they pass through

@@ -68,7 +68,8 @@ typedef enum pola_precision {
   POLA_PRECISION_FP32 = 0, /* default: exact parity with the fp32 reference */
   POLA_PRECISION_BF16 = 1, /* bf16 products, fp32 accumulation; needs AMX-BF16 or AVX512-BF16,
                               else pola_model_load fails with POLA_ERROR_INPUT naming what is missing */
-  POLA_PRECISION_AUTO = 2  /* bf16 where it is faster than fp32 (AMX-BF16), else fp32 */
+  POLA_PRECISION_AUTO = 2  /* bf16 where it measures faster than fp32 (AMX-BF16, or AVX512-BF16 dot
+                              products at >= 1.5x the FMA rate), else fp32 */
 } pola_precision;
 
 /* Load-time options. Always start from pola_default_options() so fields
