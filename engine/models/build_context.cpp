@@ -113,14 +113,14 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
 } // namespace
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
-                const TensorView &dst, bool has_bias, bool gelu, bool accumulate) {
-  add_linear(ctx, name, prefix, fp32_rows(src), fp32_rows(dst), has_bias, gelu, accumulate);
+                const TensorView &dst, LinearEpilogue epilogue) {
+  add_linear(ctx, name, prefix, fp32_rows(src), fp32_rows(dst), epilogue);
 }
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const GemmRows &src,
-                const GemmRows &dst, bool has_bias, bool gelu, bool accumulate) {
-  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, has_bias), src, dst, gelu, accumulate,
-                  ctx.precisions.gemm);
+                const GemmRows &dst, LinearEpilogue epilogue) {
+  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, epilogue.bias), src, dst, epilogue.gelu,
+                  epilogue.accumulate, ctx.precisions.gemm);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -211,16 +211,16 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
   if (hid.bf16()) {
     Plan &plan = ctx.plan;
     const TensorView pre_gelu = new_tensor(ctx, block + ".mlp.fc1", x.rows, hidden);
-    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, fp32_rows(pre_gelu), true, false, false);
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, fp32_rows(pre_gelu));
     add_node(ctx, block + ".mlp.gelu", {{pre_gelu}, {hid.storage}}, [pre_gelu, hid, &plan] {
       kernels::active().gelu_bf16(pre_gelu.ptr(), pre_gelu.ld, hid.bf16_ptr(), hid.ld, pre_gelu.rows, pre_gelu.cols,
                                   plan.threads);
     });
     plan.graph.set_last_precision(Precision::bf16);
   } else {
-    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, true, true, false);
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, LinearEpilogue::then_gelu());
   }
-  add_linear(ctx, block, block + ".mlp.fc2", hid, fp32_rows(x), true, false, true);
+  add_linear(ctx, block, block + ".mlp.fc2", hid, fp32_rows(x), LinearEpilogue::into_residual());
 }
 
 GemmRows add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
@@ -354,7 +354,7 @@ void add_pool_and_head(BuildContext &ctx, const TensorView &tokens) {
   }
   if (!key.logits) return;
   TensorView logits = new_tensor(ctx, "logits", B, ctx.cfg.num_classes);
-  add_linear(ctx, "head", "head", pooled, logits, true, false, false);
+  add_linear(ctx, "head", "head", pooled, logits);
   ctx.plan.graph.keep_to_end(logits);
   ctx.plan.logits = logits;
 }

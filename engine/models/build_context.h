@@ -77,14 +77,26 @@ void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::func
 void add_node(BuildContext &ctx, const std::string &name, Edges edges, std::function<void()> run,
               const TensorView &output);
 
-// Adds node `name`: dst = src W^T + b (+ GELU) (+ dst if accumulate), with the
-// weights `prefix.weight` (out, in) and `prefix.bias` (when has_bias).
+// What a linear node does around its GEMM, named at the call site instead of
+// three positional bools: dst = src W^T (+ b) (then GELU) (+ dst).
+struct LinearEpilogue {
+  bool bias = true;        // add `prefix.bias`
+  bool gelu = false;       // exact GELU over the result (fp32 rows only)
+  bool accumulate = false; // add into dst: a residual stream updated in place
+  static LinearEpilogue with_bias() { return {}; }
+  static LinearEpilogue without_bias() { return {false, false, false}; }
+  static LinearEpilogue then_gelu() { return {true, true, false}; }
+  static LinearEpilogue into_residual() { return {true, false, true}; }
+};
+
+// Adds node `name`: dst = src W^T as `epilogue` says, with the weights
+// `prefix.weight` (out, in) and `prefix.bias`.
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorView &src,
-                const TensorView &dst, bool has_bias, bool gelu, bool accumulate);
+                const TensorView &dst, LinearEpilogue epilogue = LinearEpilogue::with_bias());
 // The same from rows already in the GEMM precision (else converted), into
 // fp32 or (bf16 GEMMs only) bf16 rows.
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const GemmRows &src,
-                const GemmRows &dst, bool has_bias, bool gelu, bool accumulate);
+                const GemmRows &dst, LinearEpilogue epilogue = LinearEpilogue::with_bias());
 
 // As add_linear, with the weight rows [row0, row0 + rows) of a fused
 // projection (e.g. the v part of qkvg), copied once at load.

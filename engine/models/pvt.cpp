@@ -28,7 +28,7 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   const GemmRows xn = new_gemm_rows(ctx, pre + ".norm1", M, C, gemm);
   add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kBlockEps, false);
   TensorView qg = new_tensor(ctx, pre + ".attn.qg", M, 2 * C);
-  add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, fp32_rows(qg), true, false, false);
+  add_linear(ctx, pre + ".attn.qg", pre + ".attn.qg", xn, fp32_rows(qg));
 
   GemmRows kv_src = xn;
   if (sr > 1) {
@@ -60,7 +60,7 @@ void add_pvt_block(BuildContext &ctx, const std::string &pre, const StageConfig 
   a.q = qg.columns(0, C); a.g = qg.columns(C, C);
   a.k = k; a.v = v; a.v_full = v_full; a.out = attn;
   const GemmRows gated = add_polarity_core(ctx, a);
-  add_linear(ctx, pre + ".attn", pre + ".attn.proj", gated, fp32_rows(x), true, false, true);
+  add_linear(ctx, pre + ".attn", pre + ".attn.proj", gated, fp32_rows(x), LinearEpilogue::into_residual());
 
   add_mlp_residual(ctx, pre, x, hidden, kBlockEps);
 }

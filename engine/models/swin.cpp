@@ -70,7 +70,7 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     attn_out = add_polarity_core(ctx, a);
   } else {
     TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
-    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, fp32_rows(qkv), true, false, false);
+    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, fp32_rows(qkv));
     const int64_t side = 2 * stored_w - 1;
     const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
     // Stored index and mask buffers are recomputed from the geometry, never trusted.
@@ -99,12 +99,12 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
 
   if (partitioned) {
     TensorView projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
-    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, fp32_rows(projected), true, false, false);
+    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, fp32_rows(projected));
     add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
       ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
     }, x);
   } else {
-    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, fp32_rows(x), true, false, true);
+    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, fp32_rows(x), LinearEpilogue::into_residual());
   }
 
   add_mlp_residual(ctx, pre, x, hidden, kEps);
@@ -147,8 +147,8 @@ void build_swin(BuildContext &ctx) {
       }, merged);
       add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
       TensorView next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
-      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, fp32_rows(next), false, false,
-                 false);
+      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, fp32_rows(next),
+                 LinearEpilogue::without_bias());
       x = next;
     }
   }
