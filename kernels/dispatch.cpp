@@ -189,7 +189,7 @@ const KernelTable &active() {
 namespace reference {
 const KernelTable &table() {
   static const KernelTable t{Isa::scalar, &layernorm, &gelu, &mul_rows, &pola_attention,
-                             &window_attention, &to_bf16, &layernorm_bf16, &gelu_bf16};
+                             &window_attention, &to_bf16, &layernorm_bf16, &gelu_bf16, &abs_pow};
   return t;
 }
 } // namespace reference

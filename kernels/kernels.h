@@ -80,6 +80,9 @@ struct KernelTable {
   // one pass while they are in cache.
   void (*gelu_bf16)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                     int threads);
+  // y[i] = |u[i]|^p[i], 0 where |u[i]| < FLT_MIN: the polarity core's feature
+  // map (simd::abs_pow), here so its accuracy can be tested on each ISA.
+  void (*abs_pow)(const float *u, const float *p, float *y, int64_t n);
 };
 
 // The table for the best ISA this CPU and OS support, or the one forced by

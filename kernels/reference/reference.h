@@ -17,6 +17,7 @@ void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t ro
 void layernorm_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
                     const float *gamma, const float *beta, float eps, int threads);
 void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads);
+void abs_pow(const float *u, const float *p, float *y, int64_t n);
 
 // The scalar KernelTable (isa == Isa::scalar).
 const KernelTable &table();

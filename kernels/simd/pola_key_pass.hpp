@@ -88,7 +88,6 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
       mask_buf(2 * 64 * words);
   uint64_t *signs = reinterpret_cast<uint64_t *>(sign_buf.data);
   uint64_t *neg_masks = reinterpret_cast<uint64_t *>(mask_buf.data);
-  const Vec<A> zero(0.0f);
   for (int64_t b0 = t0; b0 < t1; b0 += kKeyBlock) {
     const int64_t tb = std::min(kKeyBlock, t1 - b0);
     for (int64_t t = 0; t < tb; ++t) {
@@ -118,9 +117,9 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
           m.store_aligned(mg + j);
           sg[j / 64] |= sign_bits<A>(u) << (j % 64);
           // ksum: pos part at [0, d), neg part at [d, 2d). A -0 or a pad lane has m = 0.
-          const auto neg = u < zero;
-          store_first<A>(ksum + j, load_first<A>(ksum + j, n) + xsimd::select(neg, zero, m), n);
-          store_first<A>(ksum + d + j, load_first<A>(ksum + d + j, n) + xsimd::select(neg, m, zero), n);
+          const Vec<A> m_neg = neg_part<A>(u, m);
+          store_first<A>(ksum + j, load_first<A>(ksum + j, n) + (m - m_neg), n);
+          store_first<A>(ksum + d + j, load_first<A>(ksum + d + j, n) + m_neg, n);
           // v row into the padded block (pads were zeroed once and are never written).
           store_first<A>(vd + j, load_first<A>(vr + j, n), n);
         }

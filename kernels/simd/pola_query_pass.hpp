@@ -1,5 +1,5 @@
 // Query pass of the polarity attention core (pola_attention.hpp): features,
-// q_sim @ M by sign-pattern bands (or the gather for narrow heads),
+// q_sim @ M by sign-pattern bands (or the gather where M fits in L1),
 // denominators and normalisation, one block of query tokens at a time.
 #pragma once
 
@@ -84,10 +84,10 @@ inline void query_accumulate(const QueryBlock &qb, const float *m) {
 // and q_opp the other one.
 // Per-thread scratch of query_block, allocated once per call and thread.
 template <class A> struct QueryScratch {
-  bool gather; // narrow heads: pola_query_gather.hpp
+  bool gather; // heads whose M fits in L1: pola_query_gather.hpp
   ScratchBuffer mag, signs, masks, offs, ob, den;
   QueryScratch(const Layout<A> &lay, int heads)
-      : gather(gather_fits(lay.mp)), mag(heads * kQueryBlock * lay.d),
+      : gather(gather_fits<A>(lay.d, lay.mp)), mag(heads * kQueryBlock * lay.d),
         signs(2 * heads * kQueryBlock * lay.words), masks(2 * 64 * lay.words),
         offs(gather ? heads * kQueryBlock * lay.d : 0), ob(heads * kQueryBlock * lay.mp),
         den(heads * kQueryBlock * 2) {}
@@ -169,7 +169,10 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
       const Vec<A> f_sim(1.0f / (dn[0] + kDenominatorEps)), f_opp(1.0f / (dn[1] + kDenominatorEps));
       float *dst = a.out + (t0 + t) * a.ld_out + int64_t(h) * d;
       for (int c = 0; c < d; c += L) {
-        const Vec<A> f = xsimd::select(lanes < Vec<A>(float(half - c)), f_sim, f_opp);
+        // Vectors wholly in one half need no per-lane choice (no blend).
+        const Vec<A> f = c + L <= half ? f_sim
+                         : c >= half   ? f_opp
+                                       : xsimd::select(lanes < Vec<A>(float(half - c)), f_sim, f_opp);
         if (stream_out)
           store_stream<A>(dst + c, Vec<A>::load_aligned(o + c) * f);
         else
