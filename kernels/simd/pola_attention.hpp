@@ -35,7 +35,7 @@
 // output row (in L1). The two kmean columns are done as vector dot products
 // while the features are computed, so the FMA part works on M = the first d
 // columns only (d padded to the vector width instead of d + 2: 4 AVX-512
-// vectors, not 5, at d = 64). Heads whose M fits in L1 (d <= 64) gather
+// vectors, not 5, at d = 64). Heads whose M fits in L1 (gather_fits, from the L1d size) gather
 // instead, branch-free: pola_query_gather.hpp.
 //
 // A large output is written with non-temporal stores (see kPolaStreamOutBytes).

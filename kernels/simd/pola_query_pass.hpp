@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "kernels/cache_sizes.h"
 #include "kernels/kernels.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
@@ -87,7 +88,7 @@ template <class A> struct QueryScratch {
   bool gather; // heads whose M fits in L1: pola_query_gather.hpp
   ScratchBuffer mag, signs, masks, offs, ob, den;
   QueryScratch(const Layout<A> &lay, int heads)
-      : gather(gather_fits<A>(lay.d, lay.mp)), mag(heads * kQueryBlock * lay.d),
+      : gather(gather_fits<A>(lay.d, lay.mp, l1d_bytes())), mag(heads * kQueryBlock * lay.d),
         signs(2 * heads * kQueryBlock * lay.words), masks(2 * 64 * lay.words),
         offs(gather ? heads * kQueryBlock * lay.d : 0), ob(heads * kQueryBlock * lay.mp),
         den(heads * kQueryBlock * 2) {}
