@@ -4,7 +4,7 @@
 Compares, in one run and at the same thread count:
   * our kernel (`pola bench-attention`, or the standalone pola_bench_attention
     binary) for every ISA this machine has (avx512, avx2, scalar), and the
-    bf16 core (`--precision bf16`, products on AMX tiles) where it runs;
+    bf16 core (`--precision bf16`, products on AMX tiles or AVX512-BF16 dot products) where it runs;
   * the PolaFormer reference formula written in PyTorch (SPEC section 3,
     exactly as the released model code computes it: phi maps materialised,
     q_sim / q_opp concatenated, KV = (phi_k^T n^-1/2) @ (v n^-1/2));
@@ -292,7 +292,7 @@ def write_outputs(rows, args, binary, cpu, label):
         "2 MB-aligned huge-page arrays (bench-attention's default, as `pola_alloc_floats` gives); "
         "PyTorch allocates its own tensors.",
         "",
-        "`ours_bf16` is the bf16 core (products on AMX tiles, fp32 features and normalisers); "
+        "`ours_bf16` is the bf16 core (products on AMX tiles where the CPU has AMX-BF16, else AVX512-BF16 dot products; fp32 features and normalisers); "
         "`bf16 err` is its relative L2 error against the fp32 core on the same inputs.",
         "",
         "| impl | precision | heads | d | N | median ms | CPU ms / run | peak RSS MB | RSS / qkvo | "
