@@ -86,12 +86,17 @@ template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
     return uint64_t(uint32_t(_mm256_movemask_ps(u)));
 }
 
-// m where u's sign bit is set, else 0 (m >= 0): a shift and an AND instead
-// of a compare and a blend (vblendvps is 2-3 uops on Intel). m - neg_part
-// is then m's other part, exactly.
+// m where u's sign bit is set, else 0 (neg_part), and the other way round
+// (pos_part): a shift and an AND (AND-NOT) instead of a compare and a blend
+// (vblendvps is 2-3 uops on Intel). Bit masks, not m - neg_part, so an
+// infinite m splits into inf and 0, never inf - inf.
 template <class A> inline Vec<A> neg_part(const Vec<A> &u, const Vec<A> &m) {
   using I = xsimd::batch<int32_t, A>;
   return xsimd::bitwise_cast<Vec<A>>((xsimd::bitwise_cast<I>(u) >> 31) & xsimd::bitwise_cast<I>(m));
+}
+template <class A> inline Vec<A> pos_part(const Vec<A> &u, const Vec<A> &m) {
+  using I = xsimd::batch<int32_t, A>;
+  return xsimd::bitwise_cast<Vec<A>>(~(xsimd::bitwise_cast<I>(u) >> 31) & xsimd::bitwise_cast<I>(m));
 }
 
 // Prefetches n floats from p into L2, one hint per 64-byte line. The

@@ -117,9 +117,8 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
           m.store_aligned(mg + j);
           sg[j / 64] |= sign_bits<A>(u) << (j % 64);
           // ksum: pos part at [0, d), neg part at [d, 2d). A -0 or a pad lane has m = 0.
-          const Vec<A> m_neg = neg_part<A>(u, m);
-          store_first<A>(ksum + j, load_first<A>(ksum + j, n) + (m - m_neg), n);
-          store_first<A>(ksum + d + j, load_first<A>(ksum + d + j, n) + m_neg, n);
+          store_first<A>(ksum + j, load_first<A>(ksum + j, n) + pos_part<A>(u, m), n);
+          store_first<A>(ksum + d + j, load_first<A>(ksum + d + j, n) + neg_part<A>(u, m), n);
           // v row into the padded block (pads were zeroed once and are never written).
           store_first<A>(vd + j, load_first<A>(vr + j, n), n);
         }
