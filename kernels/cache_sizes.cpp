@@ -1,6 +1,8 @@
 #include "kernels/cache_sizes.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unistd.h>
@@ -24,16 +26,19 @@ int64_t l1d_from_sysfs() {
       return std::string(buf);
     };
     if (read("level").rfind("1", 0) != 0 || read("type").rfind("Data", 0) != 0) continue;
-    const std::string size = read("size");
-    char *end = nullptr;
-    const long long n = std::strtoll(size.c_str(), &end, 10);
-    if (n <= 0) return 0;
-    return end && (*end == 'K' || *end == 'k') ? n * 1024 : end && *end == 'M' ? n * 1024 * 1024 : n;
+    return parse_cache_size(read("size").c_str());
   }
   return 0;
 }
 
 int64_t detect_l1d_bytes() {
+  if (const char *forced = std::getenv("POLA_L1D_BYTES")) {
+    if (const int64_t bytes = parse_cache_size(forced)) return bytes;
+    std::fprintf(stderr,
+                 "pola: POLA_L1D_BYTES=%s is not a size between 1K and 1024M (bytes, or with a K or M suffix); "
+                 "using the detected L1d size\n",
+                 forced);
+  }
   const long sc = sysconf(_SC_LEVEL1_DCACHE_SIZE);
   if (sc > 0) return sc;
   const int64_t fs = l1d_from_sysfs();
@@ -41,6 +46,21 @@ int64_t detect_l1d_bytes() {
 }
 
 } // namespace
+
+int64_t parse_cache_size(const char *text) {
+  if (!text || *text < '0' || *text > '9') return 0;
+  errno = 0;
+  char *end = nullptr;
+  const long long n = std::strtoll(text, &end, 10);
+  if (errno != 0 || n <= 0) return 0;
+  int64_t unit = 1;
+  if (*end == 'K' || *end == 'k') unit = 1024, ++end;
+  else if (*end == 'M' || *end == 'm') unit = 1024 * 1024, ++end;
+  while (*end == ' ' || *end == '\n' || *end == '\t' || *end == '\r') ++end;
+  if (*end != 0 || n > (int64_t(1) << 30) / unit) return 0;
+  const int64_t bytes = n * unit;
+  return bytes >= 1024 ? bytes : 0;
+}
 
 int64_t l1d_bytes() {
   static const int64_t bytes = detect_l1d_bytes();

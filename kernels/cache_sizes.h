@@ -6,9 +6,16 @@
 
 namespace pola::kernels {
 
-// Bytes of one core's L1 data cache: what the C library reports, else
-// Linux's sysfs, else 32 KB (the smallest of the x86 cores we run on).
-// Read once, thread-safe.
+// Bytes of one core's L1 data cache: POLA_L1D_BYTES if set to a valid size
+// (to measure a blocking rule as if on another CPU), else what the C library
+// reports, else Linux's sysfs, else 32 KB (the smallest of the x86 cores we
+// run on). Read once, thread-safe; a bad POLA_L1D_BYTES is reported once on
+// stderr and ignored.
 int64_t l1d_bytes();
+
+// A cache size written as bytes with an optional K or M suffix ("48K",
+// "49152", "2M", trailing whitespace allowed), or 0 if the text is not one
+// or lies outside [1 KB, 1 GB].
+int64_t parse_cache_size(const char *text);
 
 } // namespace pola::kernels
