@@ -1,6 +1,6 @@
 // Query-side product q_sim @ M for heads whose output row fits in 8
-// accumulators and whose M fits in L1 (gather_fits: d <= 64 with a 48 KB
-// L1d, d <= 32 with 32 KB). Each token's output stays in registers and, per channel j, the
+// accumulators and whose M fits in L1 (gather_fits: d <= 64 with a 32 KB
+// or larger L1d). Each token's output stays in registers and, per channel j, the
 // row of M its sign selects (j or d + j) is loaded and accumulated: no
 // branch on the signs at all, where a sign-pattern band pays a loop exit the
 // predictor cannot learn per pattern, and a load and store of the output
@@ -49,16 +49,18 @@ constexpr int kGatherAcc = 8;
 
 // Whether a head takes this path: a token's output row (mp floats) fits in
 // kGatherAcc accumulators, and M (2d rows of mp floats), whose rows each
-// token reads in its own sign order, stays in L1 beside the streamed
-// features and outputs: at most 2/3 of this core's L1d (l1d_bytes).
-// Measured 2026-12-02, Intel Xeon (family 6 model 207, 48 KB L1d), 65k
-// tokens, 1 thread, query pass alone (ms, 8 alternating rounds, under
-// load), gather vs bands: d = 64 (M 32 KB), AVX2 1.6x fewer instructions
-// (callgrind), AVX-512 median 92 vs 102; d = 128 (M 128 KB, L2), AVX-512
-// 246 vs 155. With a 32 KB L1d (AMD Zen 4) M of 32 KB would fill it, so
-// there d = 64 keeps the bands measured on it before (not re-measured).
+// token reads in its own sign order, fits in this core's L1d (l1d_bytes;
+// POLA_L1D_BYTES measures the rule as if on another CPU). 65k tokens,
+// 1 thread, gather vs bands (ms):
+// - Intel Xeon (family 6 model 207, 48 KB L1d), 2026-12-02, query pass alone,
+//   8 alternating rounds under load: d = 64 (M 32 KB) AVX-512 median 92 vs
+//   102, AVX2 1.6x fewer instructions (callgrind); d = 128 (M 128 KB, in L2)
+//   246 vs 155, so M must stay in L1.
+// - AMD Zen 4 (32 KB L1d, so M fills it at d = 64), 2026-12-02: the whole
+//   core, 6 alternating rounds, AVX-512 median 214 vs 227 (faster in 5 of 6;
+//   query pass 105 vs 118); AVX2, 4 rounds, 303-339 vs 340-354 (all 4).
 template <class A> inline bool gather_fits(int d, int64_t mp, int64_t l1d) {
-  return mp <= kGatherAcc * kLanes<A> && 3 * (2 * d * mp * int64_t(sizeof(float))) <= 2 * l1d;
+  return mp <= kGatherAcc * kLanes<A> && 2 * d * mp * int64_t(sizeof(float)) <= l1d;
 }
 
 // All mp / L (<= kGatherAcc / T) vectors of T tokens.
