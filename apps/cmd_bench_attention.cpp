@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "apps/git_revision.h"
+#include "kernels/cache_sizes.h"
 #include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "kernels/large_buffer.h"
@@ -268,16 +269,17 @@ void run_bench(const BenchOptions &o) {
                 "\"flops_per_call\": %.6g, \"peak_rss_mb\": %.2f, \"qkvo_mb\": %.2f, \"huge_page_mb\": %.1f, "
                 "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"%s\", \"bf16_path\": \"%s\", \"rel_err_l2_vs_fp32\": %.3g, \"rel_err_max_vs_fp32\": %.3g, "
                 "\"traffic_gb_per_s\": %.3f, \"key_pass_ms\": %.4f, \"query_pass_ms\": %.4f, \"floor_ms\": %.4f, "
-                "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\"}}\n",
+                "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\", \"l1d_bytes\": %lld}}\n",
                 (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
                 pola::app::git_revision(), o.precision.c_str(), bf16_path, err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
-                cpu.logical_cores, features.c_str());
+                cpu.logical_cores, features.c_str(), (long long)pola::kernels::l1d_bytes());
   } else {
     std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s (bf16 products: %s) threads=%d runs=%d commit=%s\n",
                 (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), bf16_path, threads, o.runs,
                 pola::app::git_revision());
-    std::printf("  cpu %s\n", pola::kernels::cpu_summary().c_str());
+    std::printf("  cpu %s, L1d %lld KB\n", pola::kernels::cpu_summary().c_str(),
+                (long long)pola::kernels::l1d_bytes() / 1024);
     std::printf("  median %.3f ms (min %.3f, max %.3f; CPU %.1f ms per run over all threads)\n", median,
                 sorted.front(), sorted.back(), cpu_ms);
     std::printf("  traffic %.2f GB/s (q, k, v read and out written once: %.2f GB per call)\n",

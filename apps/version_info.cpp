@@ -6,6 +6,7 @@
 
 #include "apps/git_revision.h"
 #include "engine/precision.h"
+#include "kernels/cache_sizes.h"
 #include "kernels/kernels.h"
 
 #ifndef POLA_VERSION
@@ -35,6 +36,10 @@ std::string version_text() {
     out << "  precision bf16 runs the attention core's products in "
         << precision_name(op_precisions(Precision::bf16).attention)
         << " (bf16 only where bf16 products are faster than fp32 FMAs)\n";
+  const char *forced_l1d = std::getenv("POLA_L1D_BYTES");
+  out << "  cache     L1d " << kernels::l1d_bytes() / 1024 << " KB per core"
+      << (forced_l1d && *forced_l1d ? std::string(" (POLA_L1D_BYTES=") + forced_l1d + ")" : std::string())
+      << ", which the attention kernels' blocking follows\n";
   const dnnl_version_t *v = dnnl_version();
   out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";
   return out.str();
