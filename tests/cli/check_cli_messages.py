@@ -114,6 +114,14 @@ def version(args):
     forced = pola(args, "--version", env={"POLA_ISA": "scalar"})
     check("isa       scalar (POLA_ISA=scalar)" in forced.stdout, "--version under POLA_ISA=scalar says scalar and why",
           process_detail(forced))
+    check(re.search(r"cache     L1d [1-9]\d* KB per core, ", out) is not None, "--version: the L1d size the kernels use",
+          process_detail(r))
+    l1d = pola(args, "--version", env={"POLA_L1D_BYTES": "48K"})
+    check("cache     L1d 48 KB per core (POLA_L1D_BYTES=48K)" in l1d.stdout,
+          "--version under POLA_L1D_BYTES=48K says 48 KB and why", process_detail(l1d))
+    bad = pola(args, "--version", env={"POLA_L1D_BYTES": "48KB"})
+    check("POLA_L1D_BYTES=48KB is not a size" in bad.stderr and "(POLA_L1D_BYTES" not in bad.stdout,
+          "--version under a bad POLA_L1D_BYTES names it on stderr and uses the detected size", process_detail(bad))
 
 
 def main():
