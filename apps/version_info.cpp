@@ -36,11 +36,9 @@ std::string version_text() {
     out << "  precision bf16 runs the attention core's products in "
         << precision_name(op_precisions(Precision::bf16).attention)
         << " (bf16 only where bf16 products are faster than fp32 FMAs)\n";
-  // Named only when it took effect: l1d_bytes() ignores a bad value.
-  const char *forced_l1d = std::getenv("POLA_L1D_BYTES");
-  const bool l1d_forced = forced_l1d && kernels::parse_cache_size(forced_l1d) > 0;
+  const char *forced_l1d = kernels::l1d_override();
   out << "  cache     L1d " << kernels::l1d_bytes() / 1024 << " KB per core"
-      << (l1d_forced ? std::string(" (POLA_L1D_BYTES=") + forced_l1d + ")" : std::string())
+      << (forced_l1d ? std::string(" (POLA_L1D_BYTES=") + forced_l1d + ")" : std::string())
       << ", which the attention kernels' blocking follows\n";
   const dnnl_version_t *v = dnnl_version();
   out << "  oneDNN    " << v->major << "." << v->minor << "." << v->patch << "\n";

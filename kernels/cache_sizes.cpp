@@ -31,18 +31,28 @@ int64_t l1d_from_sysfs() {
   return 0;
 }
 
-int64_t detect_l1d_bytes() {
+struct L1d {
+  int64_t bytes = 0;
+  std::string forced; // the POLA_L1D_BYTES text that set bytes, or empty
+};
+
+L1d detect_l1d() {
   if (const char *forced = std::getenv("POLA_L1D_BYTES")) {
-    if (const int64_t bytes = parse_cache_size(forced)) return bytes;
+    if (const int64_t bytes = parse_cache_size(forced)) return {bytes, forced};
     std::fprintf(stderr,
                  "pola: POLA_L1D_BYTES=%s is not a size between 1K and 1024M (bytes, or with a K or M suffix); "
                  "using the detected L1d size\n",
                  forced);
   }
   const long sc = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  if (sc > 0) return sc;
+  if (sc > 0) return {sc, {}};
   const int64_t fs = l1d_from_sysfs();
-  return fs > 0 ? fs : kFallbackL1dBytes;
+  return {fs > 0 ? fs : kFallbackL1dBytes, {}};
+}
+
+const L1d &l1d() {
+  static const L1d cache = detect_l1d();
+  return cache;
 }
 
 } // namespace
@@ -62,9 +72,8 @@ int64_t parse_cache_size(const char *text) {
   return bytes >= 1024 ? bytes : 0;
 }
 
-int64_t l1d_bytes() {
-  static const int64_t bytes = detect_l1d_bytes();
-  return bytes;
-}
+int64_t l1d_bytes() { return l1d().bytes; }
+
+const char *l1d_override() { return l1d().forced.empty() ? nullptr : l1d().forced.c_str(); }
 
 } // namespace pola::kernels

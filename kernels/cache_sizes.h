@@ -13,6 +13,10 @@ namespace pola::kernels {
 // stderr and ignored.
 int64_t l1d_bytes();
 
+// The POLA_L1D_BYTES value that set l1d_bytes(), or null when the size was
+// detected (unset, or a bad value that was ignored).
+const char *l1d_override();
+
 // A cache size written as bytes with an optional K or M suffix ("48K",
 // "49152", "2M", trailing whitespace allowed), or 0 if the text is not one
 // or lies outside [1 KB, 1 GB].
