@@ -21,20 +21,31 @@ template <class A> constexpr int64_t round_up_lanes(int64_t n) {
   return (n + kLanes<A> - 1) / kLanes<A> * kLanes<A>;
 }
 
-// Loads n <= lanes floats (zero-filled above n), so loops need no scalar tail.
-template <class A> inline Vec<A> load_first(const float *p, int n) {
-  if (n >= kLanes<A>) return Vec<A>::load_unaligned(p);
-  alignas(64) float tmp[kLanes<A>] = {};
-  for (int i = 0; i < n; ++i) tmp[i] = p[i];
-  return Vec<A>::load_aligned(tmp);
+// Lanes [0, n) of a mask for AVX2's maskload/maskstore (sign bit set); a
+// template like everything here, so each ISA's unit keeps its own copy.
+template <class A> inline __m256i first_lanes_avx2(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// Stores the first n <= lanes floats of v.
+// Loads n <= lanes floats (zero-filled above n), so loops need no scalar tail.
+// A masked load, which touches no memory past n: a partial vector assembled
+// through the stack instead cost a store-forwarding stall on every call
+// (per softmax row in window attention).
+template <class A> inline Vec<A> load_first(const float *p, int n) {
+  if (n >= kLanes<A>) return Vec<A>::load_unaligned(p);
+  if constexpr (kLanes<A> == 16)
+    return Vec<A>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p));
+  else
+    return Vec<A>(_mm256_maskload_ps(p, first_lanes_avx2<A>(n)));
+}
+
+// Stores the first n <= lanes floats of v (a masked store).
 template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
   if (n >= kLanes<A>) return v.store_unaligned(p);
-  alignas(64) float tmp[kLanes<A>];
-  v.store_aligned(tmp);
-  for (int i = 0; i < n; ++i) p[i] = tmp[i];
+  if constexpr (kLanes<A> == 16)
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
+  else
+    _mm256_maskstore_ps(p, first_lanes_avx2<A>(n), v);
 }
 
 // Non-temporal store of a whole vector to 64-byte (AVX-512) / 32-byte (AVX2)
@@ -131,6 +142,18 @@ template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
     // An AND with the compare mask, not a blend (vblendvps is 2-3 uops on Intel).
     const Vec<A> m = xsimd::bitwise_cast<Vec<A>>(bits);
     return Vec<A>(_mm256_and_ps(m >= Vec<A>(1.17549435e-38f), s * scale));
+  }
+}
+
+// The largest lane of v, by shuffles (a store and a scalar loop over the
+// lanes cost a store-forwarding stall per call).
+template <class A> inline float lane_max(const Vec<A> &v) {
+  if constexpr (kLanes<A> == 16) {
+    return _mm512_reduce_max_ps(v);
+  } else {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
   }
 }
 
