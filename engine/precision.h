@@ -1,7 +1,7 @@
 // The arithmetic precision of one op (a field of each graph node, chosen per
 // op kind when a plan is built), and how a user's `--precision` request
-// becomes one. Only the GEMMs (linear layers, patch embeddings) and the two
-// products of the polarity attention core run in bf16; LayerNorm, softmax,
+// becomes one. Only the GEMMs (linear layers, patch embeddings) and the
+// products of the attention (polarity core, softmax windows) run in bf16; LayerNorm, softmax,
 // GELU, the polarity feature maps, normalisers and residual sums stay fp32. int8 would be a third value, chosen per op the
 // same way.
 #pragma once
@@ -32,9 +32,11 @@ PrecisionChoice resolve_precision(PrecisionRequest request);
 struct OpPrecisions {
   Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
   Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
-  // The polarity attention core's two products (phi_k^T v, q_sim @ M), on
-  // AMX tiles or AVX512-BF16 dot products (kernels::pola_attention_bf16());
-  // its feature maps and normalisers stay fp32 either way.
+  // The attention products: the polarity core's two (phi_k^T v, q_sim @ M),
+  // on AMX tiles or AVX512-BF16 dot products (kernels::pola_attention_bf16()),
+  // and the softmax window attention's two (q k^T, weights @ v), on
+  // AVX512-BF16 dot products (kernels::window_attention_bf16(); fp32 with
+  // AMX active). Feature maps, normalisers and the softmax stay fp32 either way.
   Precision attention = Precision::fp32;
 };
 

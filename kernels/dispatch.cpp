@@ -148,6 +148,15 @@ PolaAttnFn pola_attention_bf16() {
   return fn;
 }
 
+WindowAttnFn window_attention_bf16_dot() {
+  return features().avx512_bf16 ? isa::avx512_bf16_window_attention() : nullptr;
+}
+
+WindowAttnFn window_attention_bf16() {
+  static const WindowAttnFn fn = active_bf16_isa() == Bf16Isa::avx512_bf16 ? window_attention_bf16_dot() : nullptr;
+  return fn;
+}
+
 Bf16GemmFn gemm_bf16_amx() {
   static const Bf16GemmFn fn = active_bf16_isa() == Bf16Isa::amx_bf16 ? isa::amx_gemm_bf16() : nullptr;
   return fn;

@@ -121,6 +121,21 @@ PolaAttnFn pola_attention_bf16();
 // both cores in one process on an AMX CPU.
 PolaAttnFn pola_attention_bf16_on(Bf16Isa isa);
 
+// ---- bf16 window attention ----
+// window_attention with its two products (q k^T, softmax weights @ v) in
+// bf16 with fp32 accumulation, on AVX512-BF16 dot products; scale, bias,
+// mask, the softmax and 1 / sum stay fp32, and each output row is a convex
+// combination of the bf16-rounded values (weights rounded, then summed).
+// Heads whose width is not a multiple of 32, and windows of more than 256
+// tokens, run the fp32 kernel. nullptr unless AVX512-BF16 is the active bf16
+// ISA: with AMX active the fp32 kernel runs (a tile version is not written),
+// and without either there is nothing to run it on.
+using WindowAttnFn = void (*)(const WindowAttnArgs &args);
+WindowAttnFn window_attention_bf16();
+// The same on AVX512-BF16 whenever this CPU and OS have it, whatever
+// POLA_ISA says (for tests), else nullptr.
+WindowAttnFn window_attention_bf16_dot();
+
 // A specific ISA's table, or nullptr if this machine (CPU + OS) cannot run it.
 const KernelTable *table_for(Isa isa);
 

@@ -3,7 +3,8 @@
 // shapes the models run: 7x7 windows (t = 49) and 12x12 (t = 144, Swin-B 384),
 // d = 32, with and without the shifted-window mask. Prints microseconds per
 // call (median of 7 samples) and GFLOP/s over the two products (4 t^2 d per
-// window and head). A benchmark, not a test.
+// window and head), for the fp32 kernel of each ISA and, where the CPU has
+// AVX512-BF16, the bf16 kernel. A benchmark, not a test.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -103,6 +104,11 @@ int main(int argc, char **argv) {
       const double s = median_seconds([&] { table->window_attention(a); });
       std::printf("%-32s %-7s %9.1f us %7.1f GFLOP/s\n", c.name, pola::kernels::isa_name(isa), s * 1e6,
                   flop / s * 1e-9);
+    }
+    // The bf16 kernel (AVX512-BF16 dot products), whatever --isa says.
+    if (const pola::kernels::WindowAttnFn bf16 = pola::kernels::window_attention_bf16_dot()) {
+      const double s = median_seconds([&] { bf16(a); });
+      std::printf("%-32s %-7s %9.1f us %7.1f GFLOP/s\n", c.name, "bf16", s * 1e6, flop / s * 1e-9);
     }
   }
   return 0;

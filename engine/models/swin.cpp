@@ -84,6 +84,11 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+    // The products in bf16 where the plan runs the attention products in
+    // bf16 and the CPU has the bf16 window kernel (AVX512-BF16), else fp32.
+    const kernels::WindowAttnFn bf16_window =
+        ctx.precisions.attention == Precision::bf16 ? kernels::window_attention_bf16() : nullptr;
+    const kernels::WindowAttnFn window = bf16_window ? bf16_window : kernels::active().window_attention;
     add_node(ctx, pre + ".attn.core", {{qkv}, {attn}}, [=, &plan] {
       kernels::WindowAttnArgs k;
       k.windows = windows; k.tokens = static_cast<int>(t);
@@ -93,8 +98,9 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
       k.bias = bias; k.mask = mask; k.n_mask = n_mask;
       k.out = attn.ptr(); k.ld_out = attn.ld;
       k.threads = plan.threads;
-      kernels::active().window_attention(k);
+      window(k);
     }, attn);
+    if (bf16_window) plan.graph.set_last_precision(Precision::bf16);
   }
 
   if (partitioned) {

@@ -13,6 +13,8 @@ const KernelTable &avx512_table();
 PolaAttnFn amx_pola_attention_bf16();
 // The bf16 polarity core on AVX512-BF16 dot products (no tiles).
 PolaAttnFn avx512_bf16_pola_attention();
+// The bf16 window attention on AVX512-BF16 dot products.
+WindowAttnFn avx512_bf16_window_attention();
 // The AMX bf16 GEMM, or nullptr if the OS refused the tile state.
 Bf16GemmFn amx_gemm_bf16();
 

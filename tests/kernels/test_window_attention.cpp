@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 #include "kernels/kernels.h"
+#include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
 using pola::test::Strided;
@@ -29,8 +30,18 @@ struct WinProblem {
   }
 };
 
+double as_bf16(float f) { return double(bf16_to_float(bf16_rne(f))); }
+
 // Per row: the result, and an error scale (max |v| times (1 + largest |score| term)).
-void oracle(const WinProblem &p, std::vector<double> &x, std::vector<double> &scale_of_row) {
+// With bf16_operands, what the bf16 kernel computes, in double: q, k, v
+// rounded to bf16 and the softmax weights rounded to bf16 before the sum and
+// the value product.
+void oracle(const WinProblem &p, std::vector<double> &x, std::vector<double> &scale_of_row,
+            bool bf16_operands = false) {
+  const auto in = [&](int64_t r, int64_t c) {
+    const float f = p.qkv.at(r, c);
+    return bf16_operands ? as_bf16(f) : double(f);
+  };
   const int64_t C = int64_t(p.heads) * p.d;
   x.assign(size_t(p.windows * p.t * C), 0.0);
   scale_of_row.assign(x.size(), 0.0);
@@ -42,8 +53,7 @@ void oracle(const WinProblem &p, std::vector<double> &x, std::vector<double> &sc
         for (int j = 0; j < p.t; ++j) {
           double dot = 0, dot_abs = 0;
           for (int c = 0; c < p.d; ++c) {
-            const double term = double(p.qkv.at(w * p.t + i, h * p.d + c)) * double(p.scale) *
-                                double(p.qkv.at(w * p.t + j, C + h * p.d + c));
+            const double term = in(w * p.t + i, h * p.d + c) * double(p.scale) * in(w * p.t + j, C + h * p.d + c);
             dot += term; dot_abs += std::fabs(term);
           }
           dot += p.bias[size_t((h * p.t + i) * p.t + j)];
@@ -53,11 +63,15 @@ void oracle(const WinProblem &p, std::vector<double> &x, std::vector<double> &sc
           abs_max = std::max(abs_max, dot_abs + 102.0);
         }
         double sum = 0;
-        for (double &e : s) { e = std::exp(e - mx); sum += e; }
+        for (double &e : s) {
+          e = std::exp(e - mx);
+          if (bf16_operands) e = as_bf16(float(e));
+          sum += e;
+        }
         for (int c = 0; c < p.d; ++c) {
           double acc = 0, vmax = 0;
           for (int j = 0; j < p.t; ++j) {
-            const double v = p.qkv.at(w * p.t + j, 2 * C + h * p.d + c);
+            const double v = in(w * p.t + j, 2 * C + h * p.d + c);
             acc += s[size_t(j)] * v;
             vmax = std::max(vmax, std::fabs(v));
           }
@@ -109,5 +123,64 @@ TEST_CASE("window_attention matches the double oracle on every ISA") {
         INFO("worst error / tolerance = " << worst);
         CHECK(bad == 0);
       }
+  }
+}
+
+// The bf16 kernel against the oracle on the same bf16-rounded operands: what
+// remains is fp32 accumulation and the weights' rounding, where a weight near
+// a rounding midpoint may round the other way (one bf16 ulp, 2^-8 relative),
+// so the tolerance is max |v| 2^-7 plus the fp32 kernel's. Shapes the kernel
+// hands to the fp32 kernel (head width not a multiple of 32) are included.
+TEST_CASE("window_attention_bf16 matches the oracle on bf16 operands") {
+  const WindowAttnFn fn = window_attention_bf16_dot();
+  if (!fn) {
+    MESSAGE("SKIPPED: this CPU has no AVX512-BF16; the bf16 window attention was not checked");
+    return;
+  }
+  struct Shape { int64_t windows; int t, heads, d; int64_t n_mask; };
+  const Shape shapes[] = {{1, 1, 1, 32, 0}, {4, 49, 3, 32, 4}, {3, 144, 2, 32, 2}, {2, 17, 2, 64, 0},
+                          {2, 50, 1, 96, 1}, {5, 7, 2, 20, 0}, {1, 256, 1, 32, 0}, {1, 300, 1, 32, 0}};
+  uint64_t seed = pola::test::base_seed() + 500;
+  for (const Shape &s : shapes) {
+    ++seed;
+    const WinProblem p(s.windows, s.t, s.heads, s.d, s.n_mask, seed);
+    const bool bf16_path = s.d % 32 == 0 && s.t <= 256;
+    std::vector<double> x, scale;
+    oracle(p, x, scale, bf16_path);
+    std::vector<double> vmax(x.size());
+    const int64_t C = int64_t(p.heads) * p.d;
+    for (int64_t r = 0; r < p.windows * p.t; ++r)
+      for (int64_t c = 0; c < C; ++c) {
+        double m = 0;
+        for (int j = 0; j < p.t; ++j) m = std::max(m, std::fabs(double(p.qkv.at((r / p.t) * p.t + j, 2 * C + c))));
+        vmax[size_t(r * C + c)] = m;
+      }
+    for (int threads : {1, 2}) {
+      CAPTURE(seed);
+      INFO("threads=" << threads << " windows=" << s.windows << " t=" << s.t << " heads=" << s.heads << " d=" << s.d
+                      << " n_mask=" << s.n_mask);
+      Strided out(p.windows * p.t, C, 3);
+      for (auto &v : out.data) v = -12345.0f;
+      WindowAttnArgs a;
+      a.windows = p.windows; a.tokens = p.t; a.heads = p.heads; a.head_dim = p.d; a.scale = p.scale;
+      a.qkv = p.qkv.data.data(); a.ld_qkv = p.qkv.ld; a.bias = p.bias.data();
+      a.mask = p.n_mask ? p.mask.data() : nullptr; a.n_mask = p.n_mask;
+      a.out = out.data.data(); a.ld_out = out.ld; a.threads = threads;
+      fn(a);
+      int64_t bad = 0;
+      double worst = 0;
+      for (int64_t r = 0; r < out.rows; ++r) {
+        for (int64_t c = 0; c < C; ++c) {
+          const size_t k = size_t(r * C + c);
+          const double tol = (bf16_path ? vmax[k] / 128 : 0.0) + 16 * pola::test::kEps32 * scale[k] + 1e-30;
+          const double err = std::fabs(out.at(r, c) - x[k]);
+          worst = std::max(worst, err / tol);
+          if (!(err <= tol)) ++bad;
+        }
+        for (int64_t c = C; c < out.ld; ++c) if (out.at(r, c) != -12345.0f) ++bad;
+      }
+      INFO("worst error / tolerance = " << worst);
+      CHECK(bad == 0);
+    }
   }
 }
