@@ -32,10 +32,16 @@ std::string version_text() {
   out << "  bf16      " << kernels::bf16_isa_name(kernels::active_bf16_isa())
       << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
   out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
-  if (kernels::active_bf16_isa() != kernels::Bf16Isa::none)
-    out << "  precision bf16 runs the attention core's products in "
-        << precision_name(op_precisions(Precision::bf16).attention)
-        << " (bf16 only where bf16 products are faster than fp32 FMAs)\n";
+  if (kernels::active_bf16_isa() != kernels::Bf16Isa::none) {
+    const Precision attention = op_precisions(Precision::bf16).attention;
+    out << "  precision bf16 runs the attention products in " << precision_name(attention)
+        << " (bf16 only where bf16 products are faster than fp32 FMAs)";
+    if (attention == Precision::bf16)
+      out << ": the polarity cores'"
+          << (kernels::window_attention_bf16() ? " and the softmax windows'"
+                                               : "; the softmax windows' stay fp32 (no AMX window kernel)");
+    out << "\n";
+  }
   const char *forced_l1d = kernels::l1d_override();
   out << "  cache     L1d " << kernels::l1d_bytes() / 1024 << " KB per core"
       << (forced_l1d ? std::string(" (POLA_L1D_BYTES=") + forced_l1d + ")" : std::string())

@@ -41,7 +41,7 @@ struct OpPrecisions {
 };
 
 // The precision of each op kind in a model run at `p` on this CPU. The GEMMs
-// and patch embeddings run at p. The attention core's products run in bf16
+// and patch embeddings run at p. The attention products run in bf16
 // only where bf16 products beat fp32 FMAs (AMX-BF16, or AVX512-BF16 dot
 // products measured at >= 1.5x the FMA rate): elsewhere the fp32 core is both
 // faster and exact (an Intel Xeon without AMX measured its dot products at
