@@ -12,11 +12,12 @@ namespace pola::ops {
 
 FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s,
                    PackedWeightCache &cache)
-    : s_(s), hidden_(fc1.out), bf16_(fc1.precision == Precision::bf16) {
+    : s_(s), hidden_(fc1.out), bf16_(fc1.precision == Precision::bf16),
+      chunk_rows_(bf16_ ? kChunkRowsBf16 : kChunkRowsFp32) {
   if (s_.ld_src == 0) s_.ld_src = fc1.in;
   if (s_.ld_dst == 0) s_.ld_dst = fc2.out;
   s_.threads = std::max(1, s_.threads);
-  const int64_t tail = s_.rows % kChunkRows;
+  const int64_t tail = s_.rows % chunk_rows_;
   // Primitives planned for one thread: each runs inside its own thread's share
   // of the parallel loop, where oneDNN does not open a nested team.
   ScopedOmpThreads one(1);
@@ -25,8 +26,8 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
   // bf16, rounding it into the bf16 hidden chunk fc2 reads in the same pass):
   // oneDNN 2.6's erf post-op cost as much as fc1's bf16 products at K = 64 on
   // AVX512-BF16 (bench/gemm_bf16/README.md).
-  const LinearShape first{kChunkRows, s_.ld_src, hidden_, false, false};
-  const LinearShape second{kChunkRows, hidden_, s_.ld_dst, true};
+  const LinearShape first{chunk_rows_, s_.ld_src, hidden_, false, false};
+  const LinearShape second{chunk_rows_, hidden_, s_.ld_dst, true};
   for (Worker &w : workers_) {
     w.fc1 = std::make_unique<Linear>(fc1, first, cache);
     w.fc2 = std::make_unique<Linear>(fc2, second, cache);
@@ -37,19 +38,19 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
       w.fc2_tail = std::make_unique<Linear>(fc2, second_tail, cache);
     }
     w.stream = dnnl::stream(cpu_engine());
-    w.hidden.resize(static_cast<size_t>(kChunkRows * hidden_));
-    if (bf16_) w.hidden_bf16.resize(static_cast<size_t>(kChunkRows * hidden_));
+    w.hidden.resize(static_cast<size_t>(chunk_rows_ * hidden_));
+    if (bf16_) w.hidden_bf16.resize(static_cast<size_t>(chunk_rows_ * hidden_));
   }
 }
 
 void FusedMlp::run(const void *src, float *dst) {
-  const int64_t chunks = (s_.rows + kChunkRows - 1) / kChunkRows;
+  const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
   const auto &kernels = kernels::active();
 #pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
-    const int64_t r0 = c * kChunkRows, n = std::min(kChunkRows, s_.rows - r0);
-    const bool full = n == kChunkRows;
+    const int64_t r0 = c * chunk_rows_, n = std::min(chunk_rows_, s_.rows - r0);
+    const bool full = n == chunk_rows_;
     const size_t elem = bf16_ ? 2 : 4;
     (full ? w.fc1 : w.fc1_tail)->run(w.stream, static_cast<const char *>(src) + r0 * s_.ld_src * elem, w.hidden.data());
     const void *fc2_src = w.hidden.data();
