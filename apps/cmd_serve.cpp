@@ -52,9 +52,16 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--max-body-mb", o->max_body_mb, "Largest request body; larger ones get 413")
       ->check(CLI::Range(0.001, 4096.0));
   c->add_option("--api-key-file", o->api_key_file, "File holding a key every request must send as 'Authorization: Bearer KEY'");
-  c->add_option("--http-threads", o->http_threads, "Connections served at once (more wait to be accepted)")
+  c->add_flag("--probes-need-key", o->probes_need_key,
+              "With --api-key-file: the health probes (/v2/health/live, /ready) need the key too");
+  c->add_option("--http-threads", o->http_threads,
+                "Requests served at once; a request reaches a thread only once all of it has arrived")
       ->check(CLI::Range(1, 4096));
-  c->add_option("--timeout", o->timeout_s, "Seconds a connection may stall, and a request body may take, before it is dropped")
+  c->add_option("--max-connections", o->max_connections,
+                "Open connections at most; past it the longest-waiting idle or stalled one is closed")
+      ->check(CLI::Range(16, 100000));
+  c->add_option("--timeout", o->timeout_s,
+                "Seconds a request may take to arrive (else 408) and an idle connection may stay open")
       ->check(CLI::Range(1, 3600));
   c->add_flag("--verbose,-v", o->verbose, "Every engine call (batch size, time) on stderr too");
   pola::app::add_precision_option(*c, *precision);

@@ -1,5 +1,7 @@
 #include "infer_protocol.h"
 
+#include "endpoints.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -114,19 +116,25 @@ std::optional<bool> bool_parameter(const json &obj, const char *key, const std::
   return it->get<bool>();
 }
 
-std::vector<long long> parse_shape(const json &input, const polaformer::InputShape &shape, int max_rows) {
+std::vector<long long> parse_shape(const json &input, const polaformer::Model &model, int max_rows) {
+  const auto shape = model.input_shape();
   const json &s = field(input, "shape", "inputs[0]");
-  const std::vector<long long> want = {-1, shape.channels, shape.height, shape.width};
-  const std::string expected = "[N, " + std::to_string(shape.channels) + ", " + std::to_string(shape.height) +
-                               ", " + std::to_string(shape.width) + "] (N images, NCHW)";
+  const std::string expected = "[N, " + std::to_string(shape.channels) + ", H, W] (N images, NCHW; e.g. H = W = " +
+                               std::to_string(shape.height) + ")";
   if (!s.is_array() || s.size() != 4) bad("inputs[0].shape is " + s.dump() + "; this model takes " + expected);
   std::vector<long long> dims;
   for (const auto &d : s) {
     if (!d.is_number_integer()) bad("inputs[0].shape is " + s.dump() + "; dimensions must be integers");
     dims.push_back(d.get<long long>());
   }
-  for (int i = 1; i < 4; ++i)
-    if (dims[i] != want[i]) bad("inputs[0].shape is " + shape_text(dims) + "; this model takes " + expected);
+  if (dims[1] != shape.channels) bad("inputs[0].shape is " + shape_text(dims) + "; this model takes " + expected);
+  if (dims[2] < 1 || dims[3] < 1 || dims[2] > 65535 || dims[3] > 65535)
+    bad("inputs[0].shape is " + shape_text(dims) + "; H and W must be from 1 to 65535");
+  try {
+    model.check_size(static_cast<int>(dims[2]), static_cast<int>(dims[3]));
+  } catch (const polaformer::Error &e) {
+    bad("inputs[0].shape is " + shape_text(dims) + ": " + e.what());
+  }
   if (dims[0] < 1 || dims[0] > max_rows)
     bad("inputs[0].shape asks for " + std::to_string(dims[0]) + " images; one request holds 1.." +
         std::to_string(max_rows) + " (--max-queue)");
@@ -166,11 +174,13 @@ size_t first_non_finite(const char *bytes, size_t count) {
 } // namespace
 
 InferRequest parse_infer_request(std::string body, const std::string &binary_header_length,
-                                 const polaformer::InputShape &shape, int max_rows) {
+                                 const polaformer::Model &model, int max_rows) {
   InferRequest r;
   const bool binary = !binary_header_length.empty();
   const size_t json_size = binary ? parse_header_length(binary_header_length, body.size()) : body.size();
-  const size_t max_values = static_cast<size_t>(max_rows) * shape.floats();
+  // Each JSON number takes at least two bytes with its separator: the data
+  // cannot hold more values than this, whatever shape the request names.
+  const size_t max_values = json_size / 2 + 1;
   std::vector<float> data;  // inputs[0].data, as it streams by
   DataCollector collect(data, max_values);
   json root;
@@ -195,9 +205,11 @@ InferRequest parse_infer_request(std::string body, const std::string &binary_hea
   const json &datatype = field(input, "datatype", "inputs[0]");
   if (!datatype.is_string() || datatype.get<std::string>() != "FP32")
     bad("inputs[0].datatype is " + datatype.dump() + "; this model takes \"FP32\"");
-  const auto dims = parse_shape(input, shape, max_rows);
+  const auto dims = parse_shape(input, model, max_rows);
   r.rows = static_cast<int>(dims[0]);
-  const size_t want = static_cast<size_t>(r.rows) * shape.floats();
+  r.height = static_cast<int>(dims[2]);
+  r.width = static_cast<int>(dims[3]);
+  const size_t want = static_cast<size_t>(r.rows) * static_cast<size_t>(dims[1] * dims[2] * dims[3]);
 
   size_t binary_size = 0;
   if (auto p = input.find("parameters"); p != input.end() && p->is_object() && p->contains("binary_data_size")) {
@@ -276,10 +288,13 @@ json model_metadata(const std::string &name, const polaformer::Model &model) {
   const auto s = model.input_shape();
   json info = json::parse(model.info_json());
   info["precision"] = model.precision(); // what --precision resolved to on this CPU
+  info.erase("path");  // where the server keeps its files is no client's business
+  // H and W are -1: any size the model runs at is taken (the model's own
+  // size is in pola.preprocess).
   return {{"name", name},
-          {"versions", json::array({"1"})},
+          {"versions", json::array({kModelVersion})},
           {"platform", "polaformer"},
-          {"inputs", json::array({{{"name", kInputName}, {"datatype", "FP32"}, {"shape", {-1, s.channels, s.height, s.width}}}})},
+          {"inputs", json::array({{{"name", kInputName}, {"datatype", "FP32"}, {"shape", {-1, s.channels, -1, -1}}}})},
           {"outputs", json::array({{{"name", kOutputName}, {"datatype", "FP32"}, {"shape", {-1, model.num_classes()}}}})},
           {"pola", info}};
 }

@@ -34,7 +34,8 @@ struct Request {
 };
 
 // One binary-tensor infer request of a single random image, shaped as the
-// server's metadata says.
+// server's metadata says (H and W, given as -1 since any size the model runs
+// is taken, are the model's own size from its preprocessing).
 Request infer_request(httplib::Client &client, const LoadOptions &o, const httplib::Headers &auth) {
   auto res = client.Get(("/v2/models/" + o.model).c_str(), auth);
   if (!res) throw polaformer::InputError(o.url + ": no answer (" + httplib::to_string(res.error()) + ")");
@@ -43,6 +44,8 @@ Request infer_request(httplib::Client &client, const LoadOptions &o, const httpl
   const json meta = json::parse(res->body);
   std::vector<long long> shape = meta["inputs"][0]["shape"].get<std::vector<long long>>();
   shape[0] = 1;
+  for (size_t i = 2; i < shape.size(); ++i)
+    if (shape[i] < 0) shape[i] = meta["pola"]["preprocess"]["input_size"].get<long long>();
   size_t n = 1;
   for (auto d : shape) n *= static_cast<size_t>(d);
   std::vector<float> x(n);

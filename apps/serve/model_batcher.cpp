@@ -10,7 +10,8 @@ using clock = std::chrono::steady_clock;
 ModelBatcher::ModelBatcher(std::string name, polaformer::Model &model, BatchLimits limits, Metrics &metrics,
                            bool verbose)
     : name_(std::move(name)), model_(model), limits_(limits), metrics_(metrics), verbose_(verbose),
-      per_image_(model.input_shape().floats()), classes_(model.num_classes()) {
+      per_image_(model.input_shape().floats()), height_(model.input_shape().height),
+      width_(model.input_shape().width), channels_(model.input_shape().channels), classes_(model.num_classes()) {
   metrics_.set_queue_depth_source(name_, [this] { return queued_images(); });
   worker_ = std::thread([this] { worker_loop(); });
 }
@@ -31,7 +32,12 @@ void ModelBatcher::withdraw() {
   wake_.notify_one();
 }
 
-std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, ImageData input, int rows) {
+std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, ImageData input, int rows, int height,
+                                                             int width) {
+  if (height == 0 && width == 0) {
+    height = height_;
+    width = width_;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   ticket.batcher_ = nullptr;  // the announcement ends here, queued or refused
   --announced_;
@@ -40,7 +46,7 @@ std::optional<std::future<BatchAnswer>> ModelBatcher::submit(Ticket ticket, Imag
     wake_.notify_one();
     return std::nullopt;
   }
-  Job job{std::move(input), rows, clock::now(), {}};
+  Job job{std::move(input), rows, height, width, clock::now(), {}};
   auto future = job.answer.get_future();
   queue_.push_back(std::move(job));
   queued_images_ += static_cast<size_t>(rows);
@@ -90,7 +96,9 @@ std::vector<ModelBatcher::Job> ModelBatcher::next_batch(std::unique_lock<std::mu
   });
   std::vector<Job> jobs;
   int rows = 0;
-  while (!queue_.empty() && (jobs.empty() || rows + queue_.front().rows <= limits_.max_batch)) {
+  const int height = queue_.front().height, width = queue_.front().width;
+  while (!queue_.empty() && (jobs.empty() || (rows + queue_.front().rows <= limits_.max_batch &&
+                                              queue_.front().height == height && queue_.front().width == width))) {
     rows += queue_.front().rows;
     jobs.push_back(std::move(queue_.front()));
     queue_.pop_front();
@@ -126,11 +134,29 @@ pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, 
     error = pola_last_error();
     return status;
   }
+  record_call(rows, seconds);
+  return POLA_OK;
+}
+
+pola_status ModelBatcher::sized_call(const float *input, int rows, int height, int width, float *logits,
+                                     std::string &error, double &spent) {
+  const auto t0 = clock::now();
+  const pola_status status = pola_model_run_sized(model_.get(), input, rows, height, width, logits);
+  const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  spent += seconds;
+  if (status != POLA_OK) {
+    error = pola_last_error();
+    return status;
+  }
+  record_call(rows, seconds);
+  return POLA_OK;
+}
+
+void ModelBatcher::record_call(int rows, double seconds) {
   metrics_.record_batch(name_, rows, seconds);
   if (verbose_)
     std::fprintf(stderr, "pola serve: %s: engine call of %d image%s: %.2f ms\n", name_.c_str(), rows,
                  rows == 1 ? "" : "s", seconds * 1e3);
-  return POLA_OK;
 }
 
 // Runs the jobs as one engine call, each job's images and logits its own part
@@ -152,7 +178,27 @@ void ModelBatcher::run(std::vector<Job> &jobs) {
   std::string error;
   pola_status status = POLA_OK;
   double engine_seconds = 0;
-  if (jobs.size() == 1) {
+  const bool own_size = jobs.front().height == height_ && jobs.front().width == width_;
+  if (!own_size) {
+    // Another size: each request its own engine call (they are rare, and
+    // run_sized takes one contiguous input).
+    const size_t per_image = static_cast<size_t>(channels_) * jobs.front().height * jobs.front().width;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const Job &j = jobs[i];
+      pola_status s = POLA_OK;
+      std::string e;
+      for (int first = 0; first < j.rows && s == POLA_OK; first += limits_.max_batch) {
+        const int n = std::min(limits_.max_batch, j.rows - first);
+        s = sized_call(j.input.data() + first * per_image, n, j.height, j.width,
+                       answers[i].logits.data() + size_t(first) * classes_, e, engine_seconds);
+      }
+      answers[i].status = s;
+      if (s != POLA_OK) {
+        answers[i].error = e;
+        answers[i].logits.clear();
+      }
+    }
+  } else if (jobs.size() == 1) {
     const Job &j = jobs.front();
     for (int first = 0; first < j.rows && status == POLA_OK; first += limits_.max_batch) {
       const int n = std::min(limits_.max_batch, j.rows - first);
@@ -182,11 +228,11 @@ void ModelBatcher::run(std::vector<Job> &jobs) {
     arrived_during_run_ = queued_images_;
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
-    answers[i].status = status;
-    answers[i].batch_size = std::min(rows, limits_.max_batch);
+    if (own_size) answers[i].status = status;
+    answers[i].batch_size = own_size ? std::min(rows, limits_.max_batch) : std::min(jobs[i].rows, limits_.max_batch);
     answers[i].queue_seconds = std::chrono::duration<double>(started - jobs[i].arrival).count();
     answers[i].engine_seconds = engine_seconds;
-    if (status != POLA_OK) {
+    if (own_size && status != POLA_OK) {
       answers[i].error = error;
       answers[i].logits.clear();
     }

@@ -77,8 +77,11 @@ class ModelBatcher {
   Ticket announce();
 
   // Queues `rows` images (input holds rows x channels x height x width
-  // floats). Empty when the queue has no room for them: the caller answers 503.
-  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, ImageData input, int rows);
+  // floats; 0 x 0: the model's own size). Empty when the queue has no room
+  // for them: the caller answers 503. Only images of one size share an
+  // engine call.
+  std::optional<std::future<BatchAnswer>> submit(Ticket ticket, ImageData input, int rows, int height = 0,
+                                                 int width = 0);
 
   // Images waiting now.
   size_t queued_images() const;
@@ -91,6 +94,7 @@ class ModelBatcher {
   struct Job {
     ImageData input;
     int rows;
+    int height, width;
     std::chrono::steady_clock::time_point arrival;
     std::promise<BatchAnswer> answer;
   };
@@ -104,6 +108,10 @@ class ModelBatcher {
   // The call's duration is added to `seconds`.
   pola_status engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
                           const std::vector<float *> &logits, std::string &error, double &seconds);
+  // One engine call of `rows` images of another size than the model's.
+  pola_status sized_call(const float *input, int rows, int height, int width, float *logits, std::string &error,
+                         double &seconds);
+  void record_call(int rows, double seconds);
 
   const std::string name_;
   polaformer::Model &model_;
@@ -111,6 +119,7 @@ class ModelBatcher {
   Metrics &metrics_;
   const bool verbose_;
   const size_t per_image_;
+  const int height_, width_, channels_;  // the model's own input size
   const int classes_;
 
   mutable std::mutex mutex_;

@@ -6,11 +6,14 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(POLA_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(Threads REQUIRED)
 add_library(pola_serve STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/connection_end.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/buffered_stream.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/connection_reactor.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/endpoints.cpp
   ${CMAKE_CURRENT_LIST_DIR}/infer_protocol.cpp
   ${CMAKE_CURRENT_LIST_DIR}/load_generator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/metrics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model_batcher.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/request_head.cpp
   ${CMAKE_CURRENT_LIST_DIR}/server.cpp)
 target_include_directories(pola_serve PUBLIC ${CMAKE_SOURCE_DIR}/engine/api/include ${CMAKE_CURRENT_LIST_DIR}
                                              ${CMAKE_CURRENT_LIST_DIR}/../classify)

@@ -21,8 +21,11 @@ struct ServeOptions {
   int max_queue = 256;      // images waiting per model; beyond: 503
   double max_body_mb = 32;  // request body limit; beyond: 413
   std::string api_key_file; // when set, every request needs "Authorization: Bearer <key>"
-  int http_threads = 64;    // connections served at once
-  int timeout_s = 10;       // read/write timeout of a connection, and the longest a body may take to arrive
+  bool probes_need_key = false;  // false: /v2/health/* answer without the key (orchestrators' probes send none)
+  int http_threads = 64;    // requests served at once (each with all of its bytes received)
+  int max_connections = 1024;  // open connections; past it the longest-waiting idle or stalled one is closed
+  int timeout_s = 10;       // how long a request may take to arrive (from its first byte), an idle connection
+                            // may stay open, and a write may wait
   bool verbose = false;
 };
 

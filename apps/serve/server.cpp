@@ -5,11 +5,14 @@
 // running the engine on an HTTP thread.
 #include <pthread.h>
 #include <signal.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -20,13 +23,15 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "bounded_task_queue.h"
+#include "buffered_stream.h"
 #include "class_ranking.h"
-#include "connection_end.h"
+#include "connection_reactor.h"
+#include "endpoints.h"
 #include "http_error.h"
 #include "infer_protocol.h"
 #include "metrics.h"
 #include "model_batcher.h"
+#include "request_head.h"
 #include "serve_options.h"
 
 namespace pola::serve {
@@ -49,7 +54,7 @@ struct RequestContext {
   std::optional<clock::time_point> start;
   std::string endpoint = "other";
   int batch = 0;
-  bool end_connection = false;  // the body was left unread: close once answered (connection_end.h)
+  bool end_connection = false;  // the body was left unread: close once answered
   // An answered inference request: its model and phases (all but send, which
   // log_request adds, timing from `answered`).
   std::string model;
@@ -57,28 +62,39 @@ struct RequestContext {
   clock::time_point answered;
 };
 thread_local RequestContext current;
+// Set by the access logger for the connection serving the request on this
+// thread: close it once the answer is out (a refused body was left unread).
+thread_local bool close_after_answer = false;
 
-// Endpoint kinds, the `endpoint` label of the metrics (never the raw path).
-std::string endpoint_kind(const std::string &path) {
-  if (path == "/v2/health/live") return "health_live";
-  if (path == "/v2/health/ready") return "health_ready";
-  if (path == "/metrics") return "metrics";
-  if (path == "/v2" || path == "/v2/") return "server_metadata";
-  const std::string prefix = "/v2/models/";
-  if (path.compare(0, prefix.size(), prefix) != 0) return "other";
-  const auto rest = path.substr(prefix.size());
-  const auto slash = rest.find('/');
-  if (slash == std::string::npos) return "model_metadata";
-  const auto tail = rest.substr(slash);
-  if (tail == "/ready") return "model_ready";
-  if (tail == "/infer") return "infer";
-  if (tail == "/classify") return "classify";
-  return "other";
+// A request refused from its head: status, message and the headers that go with it.
+struct Refusal {
+  int status;
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+std::string joined(const std::vector<std::string> &items, const char *sep = ", ") {
+  std::string out;
+  for (const auto &i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
 }
 
+// "Authorization: Bearer KEY": the scheme is case-insensitive (RFC 7235),
+// spaces around the key are not part of it.
+std::optional<std::string> bearer_token(const std::string &auth) {
+  const size_t sp = auth.find(' ');
+  if (sp == std::string::npos || strncasecmp(auth.c_str(), "bearer", 6) != 0 || sp != 6) return std::nullopt;
+  size_t b = sp, e = auth.size();
+  while (b < e && (auth[b] == ' ' || auth[b] == '\t')) ++b;
+  while (e > b && (auth[e - 1] == ' ' || auth[e - 1] == '\t')) --e;
+  return auth.substr(b, e - b);
+}
+
+// Text from a request (a path, a JSON parser's view of the body) may be any
+// bytes: what is not UTF-8 is sent as U+FFFD instead of failing the answer.
 void answer_json(httplib::Response &res, int status, const json &body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void answer_error(httplib::Response &res, int status, const std::string &message) {
@@ -121,12 +137,55 @@ std::string read_api_key(const std::string &path) {
   return key;
 }
 
-// httplib's server with its listening socket reachable: the library listens
-// with a backlog of 5 (compiled in), so 16 clients connecting at once would
-// see dropped SYNs and a one-second retransmit; run() widens it.
+// httplib's accept loop hands each socket to process_and_close_socket on a
+// task queue; this one runs it at once, on the accept thread, and the
+// override gives the socket to the connection reactor, whose workers run
+// httplib's request processing over the bytes already received. The
+// listening socket is reachable: httplib listens with a backlog of 5
+// (compiled in), so 16 clients connecting at once would see dropped SYNs and
+// a one-second retransmit; run() widens it.
 class HttpServer : public httplib::Server {
  public:
   int listening_socket() const { return svr_sock_; }
+
+  void use_reactor(ReactorLimits limits, ConnectionReactor::BodyWanted body_wanted) {
+    write_timeout_ = std::chrono::milliseconds(limits.timeout);
+    reactor_ = std::make_unique<ConnectionReactor>(
+        limits, std::move(body_wanted), [this](Connection &c, bool last) { return serve_one(c, last); });
+    new_task_queue = [this] { return new InlineQueue(*reactor_); };
+  }
+
+ private:
+  class InlineQueue : public httplib::TaskQueue {
+   public:
+    explicit InlineQueue(ConnectionReactor &r) : reactor_(r) {}
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { reactor_.shutdown(); }
+
+   private:
+    ConnectionReactor &reactor_;
+  };
+
+  bool process_and_close_socket(socket_t sock) override {
+    reactor_->adopt(sock);
+    return true;
+  }
+
+  bool serve_one(Connection &c, bool last) {
+    BufferedStream stream(c.fd, std::move(c.received), c.deadline, write_timeout_);
+    set_current_stream(&stream);
+    close_after_answer = false;
+    bool closed = false;
+    const bool ok = process_request(stream, last, closed, nullptr);
+    set_current_stream(nullptr);
+    c.received = stream.take_rest();
+    const bool keep = ok && !closed && !last && !close_after_answer;
+    close_after_answer = false;
+    return keep;
+  }
+
+  std::unique_ptr<ConnectionReactor> reactor_;
+  std::chrono::milliseconds write_timeout_{10000};
 };
 
 class Server {
@@ -157,9 +216,14 @@ class Server {
   }
 
   void run() {
-    if (!http_.bind_to_port(options_.host, options_.port))
+    errno = 0;
+    if (!http_.bind_to_port(options_.host, options_.port)) {
+      if (errno == EADDRINUSE)
+        throw polaformer::InputError("port " + std::to_string(options_.port) + " is in use on " + options_.host +
+                                     " (another server listens there); choose another with --port");
       throw polaformer::InputError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                                   " (address in use, or not an address of this machine?)");
+                                   " (not an address of this machine?)");
+    }
     ::listen(http_.listening_socket(), SOMAXCONN);  // a larger backlog for the bound socket (see HttpServer)
     std::fprintf(stderr, "pola serve: listening on http://%s:%d%s\n", options_.host.c_str(), options_.port,
                  api_key_.empty() ? "" : " (API key required)");
@@ -216,7 +280,7 @@ class Server {
     });
     if (!complete) current.end_connection = true;
     if (too_big) throw HttpError(413, "the request body is larger than --max-body-mb (" + std::to_string(max_body_) + " bytes)");
-    if (too_slow)
+    if (too_slow || (!complete && current_stream() && current_stream()->deadline_passed()))
       throw HttpError(408, "the request body took longer than " + std::to_string(options_.timeout_s) + " s to arrive");
     if (!complete) throw HttpError(400, "the request body ended before its declared length, or stalled");
     return body;
@@ -241,11 +305,12 @@ class Server {
   }
 
   // Queues the images and waits for their logits; 503 when the queue is full.
-  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, ImageData input, int rows) {
+  BatchAnswer infer(const std::string &name, ServedModel &m, ModelBatcher::Ticket ticket, ImageData input, int rows,
+                    int height = 0, int width = 0) {
     if (rows > m.batcher->limits().max_queue)
       throw HttpError(413, "the request holds " + std::to_string(rows) + " images, more than the queue takes (--max-queue " +
                                std::to_string(m.batcher->limits().max_queue) + ")");
-    auto future = m.batcher->submit(std::move(ticket), std::move(input), rows);
+    auto future = m.batcher->submit(std::move(ticket), std::move(input), rows, height, width);
     if (!future) {
       metrics_.record_rejection(name);
       throw HttpError(503, "model '" + name + "' is busy: its queue is full (--max-queue " +
@@ -267,9 +332,9 @@ class Server {
     ServedModel &m = find_model(name);
     const int max_rows = std::max(1, m.batcher->limits().max_queue);
     InferRequest r = parse_infer_request(std::move(body), req.get_header_value("Inference-Header-Content-Length"),
-                                         m.model->input_shape(), max_rows);
+                                         *m.model, max_rows);
     const auto decoded = clock::now();
-    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows);
+    const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows, r.height, r.width);
     const auto resumed = clock::now();
     const InferAnswer out = make_infer_answer(name, r, a.logits, m.model->num_classes());
     if (out.binary_header_length)
@@ -320,6 +385,7 @@ class Server {
       f();
     } catch (const HttpError &e) {
       if (e.status() == 503) res.set_header("Retry-After", "1");
+      if (current.end_connection) res.set_header("Connection", "close");
       answer_error(res, e.status(), e.what());
     } catch (const polaformer::InputError &e) {
       answer_error(res, 400, e.what());
@@ -330,45 +396,78 @@ class Server {
     }
   }
 
-  // An answer given before the body was read: the connection ends after it.
-  static void refuse_unread_body(const httplib::Request &req, httplib::Response &res) {
-    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
-      res.set_header("Connection", "close");
-      current.end_connection = true;
-    }
+  // Whether the request's credentials pass (probes pass without them unless
+  // --probes-need-key).
+  bool authorized(const Endpoint &e, const std::string &authorization) const {
+    if (api_key_.empty() || (e.is_probe() && !options_.probes_need_key)) return true;
+    const auto token = bearer_token(authorization);
+    return token && same_key(*token, api_key_);
   }
+
+  // What the server answers a request from its head alone, before any of
+  // its body is read: credentials, endpoint, method, query parameters and
+  // body length, in that order. nullopt: the request goes to its handler.
+  std::optional<Refusal> refusal(const RequestHead &h) const {
+    const Endpoint e = endpoint_of(h.path);
+    if (!authorized(e, h.header("Authorization")))
+      return Refusal{401, h.has_header("Authorization") ? "the API key is wrong"
+                                                        : "this server needs an API key: send 'Authorization: Bearer <key>'",
+                     {{"WWW-Authenticate", "Bearer"}}};
+    if (!e.known()) return Refusal{404, "no endpoint " + printable(h.method) + " " + printable(h.path), {}};
+    if (std::find(e.methods.begin(), e.methods.end(), h.method) == e.methods.end())
+      return Refusal{405, printable(h.path) + " answers " + joined(e.methods) + ", not " + printable(h.method),
+                     {{"Allow", joined(e.methods)}}};
+    if (!e.model.empty() && !models_.count(e.model)) {
+      std::string known;
+      for (const auto &[n, m] : models_) known += (known.empty() ? "" : ", ") + n;
+      return Refusal{404, "unknown model '" + printable(e.model) + "'; this server serves: " + known, {}};
+    }
+    if (!e.version.empty() && e.version != kModelVersion)
+      return Refusal{404, "model '" + e.model + "' has no version '" + printable(e.version) + "'; its only version is " +
+                              kModelVersion, {}};
+    for (const auto &p : h.param_names)
+      if (std::find(e.parameters.begin(), e.parameters.end(), p) == e.parameters.end())
+        return Refusal{400, "unknown query parameter '" + printable(p) + "'; " + printable(h.path) +
+                                (e.parameters.empty() ? " takes none" : " takes: " + joined(e.parameters)), {}};
+    int cl_count = 0, te_count = 0;
+    const std::string len = h.header("Content-Length", &cl_count);
+    h.header("Transfer-Encoding", &te_count);
+    if (cl_count > 1) return Refusal{400, "the request has " + std::to_string(cl_count) + " Content-Length headers", {}};
+    if (cl_count == 1) {
+      const bool number = !len.empty() && len.size() <= 19 && len.find_first_not_of("0123456789") == std::string::npos;
+      if (!number) return Refusal{400, "Content-Length is '" + printable(len) + "', not a byte count", {}};
+      if (std::stoull(len) > max_body_)
+        return Refusal{413, "the request body (" + len + " bytes) is larger than --max-body-mb (" +
+                                std::to_string(max_body_) + " bytes)", {}};
+    } else if (e.takes_body() && te_count == 0) {
+      return Refusal{411, "a " + h.method + " to " + printable(h.path) +
+                              " needs a Content-Length header (the body's size in bytes)", {}};
+    }
+    return std::nullopt;
+  }
+
+  // The reactor waits for the body only of requests that will read it.
+  bool body_wanted(const RequestHead &h) const { return endpoint_of(h.path).takes_body() && !refusal(h); }
 
   httplib::Server::HandlerResponse check_request(const httplib::Request &req, httplib::Response &res) {
     current = RequestContext{};
     current.start = clock::now();
-    current.endpoint = endpoint_kind(req.path);
-    if (!api_key_.empty()) {
-      const std::string auth = req.get_header_value("Authorization");
-      const std::string prefix = "Bearer ";
-      const bool ok = auth.compare(0, prefix.size(), prefix) == 0 && same_key(auth.substr(prefix.size()), api_key_);
-      if (!ok) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        refuse_unread_body(req, res);
-        answer_error(res, 401, auth.empty() ? "this server needs an API key: send 'Authorization: Bearer <key>'"
-                                            : "the API key is wrong");
-        return httplib::Server::HandlerResponse::Handled;
-      }
+    current.endpoint = endpoint_of(req.path).kind;
+    RequestHead head;
+    head.method = req.method;
+    head.path = req.path;
+    for (const auto &[k, v] : req.params) head.param_names.push_back(k);
+    head.headers.assign(req.headers.begin(), req.headers.end());
+    const auto r = refusal(head);
+    if (!r) return httplib::Server::HandlerResponse::Unhandled;
+    for (const auto &[k, v] : r->headers) res.set_header(k, v);
+    // An answer given before the body was read: the connection ends after it.
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      res.set_header("Connection", "close");
+      current.end_connection = true;
     }
-    // Refused from the header alone: the body is never read.
-    if (req.has_header("Content-Length")) {
-      const std::string len = req.get_header_value("Content-Length");
-      const bool number = !len.empty() && len.size() <= 19 && len.find_first_not_of("0123456789") == std::string::npos;
-      if (!number || std::stoull(len) > max_body_) {
-        refuse_unread_body(req, res);
-        if (number)
-          answer_error(res, 413, "the request body (" + len + " bytes) is larger than --max-body-mb (" +
-                                     std::to_string(max_body_) + " bytes)");
-        else
-          answer_error(res, 400, "Content-Length is '" + printable(len) + "', not a byte count");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
+    answer_error(res, r->status, r->message);
+    return httplib::Server::HandlerResponse::Handled;
   }
 
   void log_request(const httplib::Request &req, const httplib::Response &res) {
@@ -381,12 +480,27 @@ class Server {
     }
     std::fprintf(stderr, "%s \"%s %s\" %d %.2f ms batch=%d\n", req.remote_addr.c_str(), printable(req.method).c_str(),
                  printable(req.path).c_str(), res.status, seconds * 1e3, current.batch);
-    if (current.end_connection) end_connection(req);
+    if (current.end_connection) close_after_answer = true;
     current = RequestContext{};
   }
 
   void routes() {
-    http_.new_task_queue = [n = options_.http_threads] { return new BoundedTaskQueue(static_cast<size_t>(n)); };
+    ReactorLimits limits;
+    limits.timeout = std::chrono::seconds(options_.timeout_s);
+    limits.max_body = max_body_;
+    limits.workers = options_.http_threads;
+    // As much body memory as the workers could hold at once when they read
+    // bodies themselves.
+    limits.buffer_budget = max_body_ * static_cast<size_t>(std::max(4, options_.http_threads));
+    limits.max_connections = options_.max_connections;
+    http_.use_reactor(limits, [this](const RequestHead &h) { return body_wanted(h); });
+    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a
+    // second server on the same port starts and silently takes half of the
+    // connections.
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     http_.set_read_timeout(options_.timeout_s, 0);
     http_.set_write_timeout(options_.timeout_s, 0);
     http_.set_keep_alive_timeout(options_.timeout_s);
@@ -397,8 +511,13 @@ class Server {
     });
     http_.set_logger([this](const httplib::Request &req, const httplib::Response &res) { log_request(req, res); });
     // Answers httplib makes itself (no route, unreadable request) get a JSON body too.
+    // httplib's own refusals (an unreadable request line or headers, a
+    // chunked body past the limit) leave the rest of the request unread: the
+    // connection ends with them.
     http_.set_error_handler([](const httplib::Request &req, httplib::Response &res) {
       if (!res.body.empty()) return;
+      res.set_header("Connection", "close");
+      close_after_answer = true;
       if (res.status == 404)
         answer_error(res, 404, "no endpoint " + printable(req.method) + " " + printable(req.path));
       else
@@ -406,6 +525,11 @@ class Server {
     });
     http_.set_exception_handler([](const httplib::Request &, httplib::Response &res, std::exception_ptr) {
       answer_error(res, 500, "internal error");
+    });
+    // httplib adds Keep-Alive to every answer it does not close itself; an
+    // answer that ends its connection says only that.
+    http_.set_post_routing_handler([](const httplib::Request &, httplib::Response &res) {
+      if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
     });
 
     http_.Get("/v2/health/live", [](const httplib::Request &, httplib::Response &res) {
@@ -417,24 +541,24 @@ class Server {
     http_.Get("/v2", [this](const httplib::Request &, httplib::Response &res) {
       answer_json(res, 200, {{"name", "pola"}, {"version", polaformer::version()}, {"extensions", json::array({"binary_tensor_data"})}});
     });
-    http_.Get(R"(/v2/models/([^/]+))", [this](const httplib::Request &req, httplib::Response &res) {
+    http_.Get(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?)", [this](const httplib::Request &req, httplib::Response &res) {
       guarded(res, [&] {
         const std::string name = req.matches[1];
         answer_json(res, 200, model_metadata(name, *find_model(name).model));
       });
     });
-    http_.Get(R"(/v2/models/([^/]+)/ready)", [this](const httplib::Request &req, httplib::Response &res) {
+    http_.Get(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?/ready)", [this](const httplib::Request &req, httplib::Response &res) {
       guarded(res, [&] {
         const std::string name = req.matches[1];
         find_model(name);
         answer_json(res, stopping_ ? 503 : 200, {{"name", name}, {"ready", !stopping_.load()}});
       });
     });
-    http_.Post(R"(/v2/models/([^/]+)/infer)",
+    http_.Post(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?/infer)",
                [this](const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
                  guarded(res, [&] { handle_infer(req, res, reader); });
                });
-    http_.Post(R"(/v2/models/([^/]+)/classify)",
+    http_.Post(R"(/v2/models/([^/]+)(?:/versions/[^/]+)?/classify)",
                [this](const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
                  guarded(res, [&] { handle_classify(req, res, reader); });
                });
@@ -465,6 +589,16 @@ void run_server(const ServeOptions &options) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is a failed write, not the end of the server
+  // Room for --max-connections sockets besides the model files and pipes:
+  // past the soft limit accept() fails and clients wait in the backlog.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    const rlim_t want = static_cast<rlim_t>(options.max_connections) + 256;
+    if (files.rlim_cur < want) {
+      files.rlim_cur = std::min(want, files.rlim_max);
+      setrlimit(RLIMIT_NOFILE, &files);
+    }
+  }
 
   Server server(options);
   std::thread watcher([&] {

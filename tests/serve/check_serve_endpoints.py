@@ -55,9 +55,18 @@ def check_classify(args, s, samples):
     print(f"classify: {len(samples)} images x top 1, 3 equal to `pola classify --json --batch 1`")
 
 
+def model_input(meta):
+    """(channels, height, width) of the model's own input: metadata gives H and W as -1 (any size the
+    model runs is taken), the model's size is its preprocessing's."""
+    shape = meta["inputs"][0]["shape"]
+    assert shape[0] == -1 and shape[2:] == [-1, -1], shape
+    size = meta["pola"]["preprocess"]["input_size"]
+    return shape[1], size, size
+
+
 def check_infer(args, s, samples, work):
     _, _, meta = s.json("GET", "/v2/models/fashion")
-    c, h, w = meta["inputs"][0]["shape"][1:]
+    c, h, w = model_input(meta)
     rng = np.random.default_rng(5)
     single = rng.standard_normal((1, c, h, w)).astype(np.float32)
     want = pola_run_logits(args.pola, args.model, single, work)
@@ -125,8 +134,8 @@ def check_refusals(s, shape, samples):
     expect_error(s, 404, "GET", "/v2/models/shoes", mention="unknown model")
     expect_error(s, 404, "GET", "/v2/models/shoes/ready", mention="unknown model")
     expect_error(s, 404, "GET", "/v1/models", mention="no endpoint")
-    expect_error(s, 404, "GET", path, mention="no endpoint")  # infer is POST only
-    print("refusals: 400 and 404 with JSON errors naming the problem")
+    expect_error(s, 405, "GET", path, mention="answers POST")  # infer is POST only
+    print("refusals: 400, 404 and 405 with JSON errors naming the problem")
 
 
 def check_precision(args, work):
@@ -138,7 +147,7 @@ def check_precision(args, work):
     with Server(args.pola, ["--model", f"fashion={args.model}", "--precision", "auto"]) as s:
         _, _, meta = s.json("GET", "/v2/models/fashion")
         assert meta["pola"]["precision"] == picked.group(1), (meta["pola"].get("precision"), version)
-        c, h, w = meta["inputs"][0]["shape"][1:]
+        c, h, w = model_input(meta)
         x = np.random.default_rng(11).standard_normal((1, c, h, w)).astype(np.float32)
         want = pola_run_logits(args.pola, args.model, x, work, precision=picked.group(1))
         got = infer_logits(*s.request("POST", "/v2/models/fashion/infer", *infer_body(x)))
@@ -231,8 +240,9 @@ def check_limits(args, samples, work):
     with open(key_file, "w") as f:
         f.write("s3cret-key\n")
     with Server(args.pola, ["--model", f"fashion={args.model}", "--api-key-file", key_file]) as s:
-        h, _ = expect_error(s, 401, "GET", "/v2/health/live", mention="API key")
+        h, _ = expect_error(s, 401, "GET", "/v2/models/fashion", mention="API key")
         assert h.get("www-authenticate") == "Bearer", h
+        assert s.request("GET", "/v2/health/live")[0] == 200  # probes are open (--probes-need-key closes them)
         expect_error(s, 401, "POST", "/v2/models/fashion/classify", png, {"Authorization": "Bearer s3cret-kez"},
                      mention="wrong")
         expect_error(s, 401, "GET", "/metrics", headers={"Authorization": "Basic s3cret-key"}, mention="wrong")
@@ -261,7 +271,7 @@ def check_start_errors(args, work):
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         code, err = start("--model", f"m={args.model}", "--port", str(taken.getsockname()[1]))
-    assert code == 1 and "cannot listen" in err, (code, err)
+    assert code == 1 and "is in use" in err, (code, err)
     code, err = start("--model", f"m={args.model}", "--precision", "fp8", "--port", str(free_port()))
     assert code != 0 and "--precision" in err, (code, err)
     # bf16 on a CPU without native bf16 (emulated by capping the ISA) is refused by name.

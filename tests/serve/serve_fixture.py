@@ -64,7 +64,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
                 raise AssertionError("pola serve did not start:\n" + self.log())
-            if "cannot listen" not in self.log():
+            if "cannot listen" not in self.log() and "is in use" not in self.log():
                 raise AssertionError(f"pola serve exited with {self.proc.returncode}:\n" + self.log())
         raise AssertionError("pola serve found no free port")
 
