@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <cstdlib>
 #include <limits>
@@ -15,12 +16,87 @@ namespace pola::test {
 
 constexpr double kEps32 = std::numeric_limits<float>::epsilon();
 
-// Tables of every ISA this machine runs (scalar always first).
+// The CPU feature one run of the kernel tests is about: POLA_TEST_FEATURE =
+// scalar|avx2|avx512|avx512_bf16|amx_bf16 (unset: every feature this machine
+// has). CTest runs one entry per feature, and main() ends an entry whose
+// feature this CPU lacks with exit 77 before any test runs: a lost ISA is
+// reported as skipped, never as passed.
+enum class Feature { all, scalar, avx2, avx512, avx512_bf16, amx_bf16 };
+
+inline const char *feature_name(Feature f) {
+  switch (f) {
+  case Feature::all: return "all";
+  case Feature::scalar: return "scalar";
+  case Feature::avx2: return "avx2";
+  case Feature::avx512: return "avx512";
+  case Feature::avx512_bf16: return "avx512_bf16";
+  case Feature::amx_bf16: return "amx_bf16";
+  }
+  return "?";
+}
+
+// The feature named by POLA_TEST_FEATURE; false for a name that is none.
+inline bool parse_feature(Feature &out) {
+  const char *s = std::getenv("POLA_TEST_FEATURE");
+  out = Feature::all;
+  if (!s || !*s) return true;
+  for (Feature f : {Feature::scalar, Feature::avx2, Feature::avx512, Feature::avx512_bf16, Feature::amx_bf16})
+    if (!std::strcmp(s, feature_name(f))) {
+      out = f;
+      return true;
+    }
+  return false;
+}
+
+inline Feature test_feature() {
+  static const Feature f = [] {
+    Feature g;
+    parse_feature(g);
+    return g;
+  }();
+  return f;
+}
+
+// Whether this run checks the kernels of feature f.
+inline bool covers(Feature f) { return test_feature() == Feature::all || test_feature() == f; }
+
+// Whether this CPU and OS have f, as dispatch detected it.
+inline bool detected(Feature f) {
+  using namespace kernels;
+  switch (f) {
+  case Feature::all:
+  case Feature::scalar: return true;
+  case Feature::avx2: return cpu_supports(Isa::avx2);
+  case Feature::avx512: return cpu_supports(Isa::avx512);
+  case Feature::avx512_bf16: return pola_attention_bf16_on(Bf16Isa::avx512_bf16) != nullptr;
+  case Feature::amx_bf16: return cpu_bf16_isa() == Bf16Isa::amx_bf16;
+  }
+  return false;
+}
+
+inline Feature feature_of(kernels::Isa isa) {
+  return isa == kernels::Isa::avx512 ? Feature::avx512 : isa == kernels::Isa::avx2 ? Feature::avx2 : Feature::scalar;
+}
+
+// The tables this run checks: the scalar one (the reference) first, then the
+// table of the run's feature, or of every ISA this machine runs when unset.
 inline std::vector<const kernels::KernelTable *> available_tables() {
   std::vector<const kernels::KernelTable *> out;
   for (auto isa : {kernels::Isa::scalar, kernels::Isa::avx2, kernels::Isa::avx512})
-    if (auto *t = kernels::table_for(isa)) out.push_back(t);
+    if (auto *t = kernels::table_for(isa); t && (isa == kernels::Isa::scalar || covers(feature_of(isa))))
+      out.push_back(t);
   return out;
+}
+
+// For a test of feature f's kernels: whether to run it here. Outside its own
+// run it is another entry's business; in its own run the feature is there
+// (main() checked); by hand, without the feature, it says what it skipped.
+// (Needs doctest.h included before this header.)
+inline bool runs_feature(Feature f) {
+  if (!covers(f)) return false;
+  if (detected(f)) return true;
+  MESSAGE("SKIPPED: this CPU/OS has no " << feature_name(f) << "; nothing checked");
+  return false;
 }
 
 // Base seed: POLA_TEST_SEED replays a failure; tests print the seed they used.

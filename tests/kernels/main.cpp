@@ -4,14 +4,24 @@
 #include <cstdio>
 #include <initializer_list>
 
+#include "helpers.h"
 #include "kernels/kernels.h"
 
 int main(int argc, char **argv) {
   using namespace pola::kernels;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
-    std::printf("kernels: %-6s %s\n", isa_name(isa),
-                table_for(isa) ? "tested" : "SKIPPED (CPU or OS lacks it)");
-  std::printf("kernels: active table = %s\n", isa_name(active().isa));
+  using pola::test::Feature;
+  Feature f;
+  if (!pola::test::parse_feature(f)) {
+    std::fprintf(stderr, "POLA_TEST_FEATURE must be one of scalar|avx2|avx512|avx512_bf16|amx_bf16\n");
+    return 2;
+  }
+  if (!pola::test::detected(f)) {
+    std::printf("kernels: SKIPPED: this CPU/OS has no %s (dispatch detected none)\n", pola::test::feature_name(f));
+    return 77;
+  }
+  std::printf("kernels: checking %s; tables:", pola::test::feature_name(f));
+  for (const KernelTable *t : pola::test::available_tables()) std::printf(" %s", isa_name(t->isa));
+  std::printf("; active table = %s\n", isa_name(active().isa));
   doctest::Context ctx(argc, argv);
   return ctx.run();
 }

@@ -24,11 +24,7 @@ POLA_AVX512_TARGET void abs_pow_bf16_16(const float *u, const float *p, float *o
   _mm512_storeu_ps(out, simd::abs_pow_bf16(_mm512_loadu_ps(u), _mm512_loadu_ps(p)));
 }
 
-bool have_avx512() {
-  if (cpu_supports(Isa::avx512)) return true;
-  MESSAGE("SKIPPED: abs_pow_bf16 needs AVX-512; nothing checked");
-  return false;
-}
+bool have_avx512() { return pola::test::runs_feature(pola::test::Feature::avx512); }
 
 } // namespace
 

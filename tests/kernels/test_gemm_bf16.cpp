@@ -136,11 +136,11 @@ void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
   }
 }
 
+// The AMX GEMM when this run checks AMX-BF16 (which this CPU then has), else null.
 Bf16GemmFn amx_gemm_or_skip() {
+  if (!pola::test::runs_feature(pola::test::Feature::amx_bf16)) return nullptr;
   Bf16GemmFn fn = gemm_bf16_amx();
-  if (!fn)
-    MESSAGE("SKIPPED: the AMX bf16 GEMM needs AMX-BF16 (this CPU/OS/POLA_ISA has "
-            << std::string(bf16_isa_name(active_bf16_isa())) << "); nothing checked");
+  REQUIRE(bool(fn));
   return fn;
 }
 
