@@ -146,9 +146,12 @@ TEST_CASE("window_attention matches the double oracle on every ISA") {
 }
 
 // The bf16 kernel against the oracle on the same bf16-rounded operands: what
-// remains is fp32 accumulation and the weights' rounding, where a weight near
-// a rounding midpoint may round the other way (one bf16 ulp, 2^-8 relative),
-// so the tolerance is max |v| 2^-7 plus the fp32 kernel's. Shapes the kernel
+// remains is fp32 accumulation and the weights' rounding, where a weight whose
+// fp32 value sits at a rounding midpoint may round the other way (one bf16
+// ulp, 2^-8 of that weight). Such weights are rare and each moves an output
+// by at most 2^-8 w |v|, so the tolerance is max |v| 2^-10 plus the fp32
+// kernel's: the round-to-nearest-even kernel stays under 1/4 of it (0.21 at
+// worst), one that truncates the weights instead is over twice it (2.1-2.3). Shapes the kernel
 // hands to the fp32 kernel (head width not a multiple of 32, more than 256
 // tokens) are included.
 TEST_CASE("window_attention_bf16 matches the oracle on bf16 operands") {
@@ -170,7 +173,7 @@ TEST_CASE("window_attention_bf16 matches the oracle on bf16 operands") {
                       << " n_mask=" << s.n_mask);
       double worst = 0;
       const int64_t bad = count_bad(p, threads, fn, o.x, [&](size_t k) {
-        return (bf16_path ? o.vmax[k] / 128 : 0.0) + 16 * pola::test::kEps32 * o.scale[k] + 1e-30;
+        return (bf16_path ? o.vmax[k] / 1024 : 0.0) + 16 * pola::test::kEps32 * o.scale[k] + 1e-30;
       }, worst);
       INFO("worst error / tolerance = " << worst);
       CHECK(bad == 0);
