@@ -6,15 +6,20 @@
 
 For every arch: a model with random weights (tests/reference/randomize.py) and a random input;
 `pola run --precision bf16` must give logits within tolerance * max|fp32 logit| of
-`--precision fp32` (issue 19's gate; or within twice what rounding the weights alone does, where
-that is larger: see main), both for the F32 model file and for its `pola convert --dtype bf16`
-copy; the copy run at fp32 (weights widened at load) must match the PyTorch reference whose
-weights are rounded the same way (1e-4 of max|logit|).
-For the first arch the BF16 file itself is checked: weight matrices (not the depthwise kernels) are the round-to-nearest-even
+`--precision fp32` (the tolerance scaled up where rounding the weights alone moves the logits by
+more than half of it: see main), both for the F32 model file and for its `pola convert --dtype
+bf16` copy, and must agree on the top class wherever fp32's margin between its two best classes is
+wider than that gate. The bf16 runs must also show bf16 arithmetic: their logits must differ from
+fp32's on the same weights by at least a tenth of what rounding the weights alone does (a bf16
+request silently run in fp32 gives 0 there). The copy run at fp32 (weights widened at load) must
+match the PyTorch reference whose weights are rounded the same way (1e-4 of max|logit|).
+With --file-only (no bf16 arithmetic, so no bf16 hardware needed: CTest runs it as if on a CPU
+without it, POLA_ISA=avx512) only the `pola convert --dtype bf16` copy is checked: its fp32 run
+against the rounded-weights reference, and the file itself for the first arch: weight matrices (not the depthwise kernels) are the round-to-nearest-even
 bf16 of the F32 values (computed here with numpy, independently of the C++ writer), every other
 tensor is unchanged, the checksums verify (tests/reference/model_integrity.py), `pola info` shows
 the stored dtype, the file is about half the size, and a flipped bit is refused.
-Skipped (exit 77) on a CPU without AMX-BF16 or AVX512-BF16.
+Without --file-only, skipped (exit 77) on a CPU without AMX-BF16 or AVX512-BF16.
 """
 import argparse
 import json
@@ -106,8 +111,10 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--tolerance", type=float, default=3e-2, help="of max|fp32 logit| (issue 19: 3e-2)")
     ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--file-only", action="store_true", help="check the BF16 file and its fp32 run, no bf16 runs")
     args = ap.parse_args()
-    skip_without_native_bf16(args.pola)
+    if not args.file_only:
+        skip_without_native_bf16(args.pola)
     torch.set_num_threads(2)
     failures = []
     for i, arch in enumerate(args.archs.split(",")):
@@ -127,10 +134,11 @@ def main():
         # Deep randomized models can amplify the rounding of their weights alone past the
         # tolerance (pola_pvt_large: 3.6e-2, where PyTorch's whole-model .bfloat16() gives
         # 1.2e-1). bf16 arithmetic rounds each GEMM's input as well as its weights, about
-        # doubling that error, so the gate is the tolerance or twice the weights-alone error,
-        # whichever is larger; both figures are printed.
+        # doubling that error, so the tolerance is scaled by twice the weights-alone error
+        # over the 3e-2 of issue 19 where that is larger (the same gate as max(3e-2, twice it)
+        # at the default tolerance; a tolerance of 0 gates at 0); both figures are printed.
         weights_err = float(np.abs(rounded - ref).max()) / scale
-        gate = max(args.tolerance, 2 * weights_err)
+        gate = args.tolerance * max(1.0, 2 * weights_err / 3e-2)
         print(f"{arch}: bf16-rounded weights alone (reference, float64 arithmetic) move the logits by "
               f"{weights_err:.2e} of max|logit|; gate for bf16 runs {gate:.2e}")
         # The BF16 file run at fp32 widens exactly those rounded weights: parity with that reference.
@@ -139,22 +147,41 @@ def main():
         print(f"{arch} fp32, BF16 file: max|logit - reference with rounded weights| / max = {err:.2e}")
         if not err <= 1e-4:
             failures.append(f"{arch} fp32, BF16 file: {err:.3e} from the reference with bf16-rounded weights > 1e-4")
-        for label, path in (("bf16", f32_path), ("bf16, BF16 file", bf16_path)):
-            got = run_logits(args.pola, path, inp, os.path.join(d, "out.npy"), "bf16")
-            err = float(np.abs(got - ref).max()) / scale
-            agree = float(np.mean(got.argmax(1) == ref.argmax(1)))
-            print(f"{arch} {label}: max|logit - fp32| / max|fp32 logit| = {err:.2e} (max|logit| {scale:.3g}), "
-                  f"top-1 agreement {agree:.2f}")
-            if not err <= gate:
-                failures.append(f"{arch} {label}: relative logit error {err:.3e} > {gate:.3e}")
-        if i == 0:
-            check_bf16_file(args.pola, f32_path, bf16_path, failures)
+        if args.file_only:
+            if i == 0:
+                check_bf16_file(args.pola, f32_path, bf16_path, failures)
+        else:
+            check_bf16_runs(args, arch, f32_path, bf16_path, inp, d, ref, got, weights_err, gate, failures)
         for n in ("model.pola", "model_bf16.pola", "damaged.pola"):
             if os.path.exists(os.path.join(d, n)):
                 os.remove(os.path.join(d, n))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
+
+
+def check_bf16_runs(args, arch, f32_path, bf16_path, inp, d, ref, got, weights_err, gate, failures):
+    """Both files run at bf16: within the gate of fp32, computed in bf16, the same decided top classes."""
+    scale = float(np.abs(ref).max())
+    fp32_of_file = {f32_path: ref, bf16_path: got}  # each file's fp32 logits: same weights, fp32 arithmetic
+    top2 = np.sort(ref, axis=1)[:, -2:]
+    decided = (top2[:, 1] - top2[:, 0]) > gate * scale  # rows whose top class bf16 error cannot flip
+    for label, path in (("bf16", f32_path), ("bf16, BF16 file", bf16_path)):
+        got = run_logits(args.pola, path, inp, os.path.join(d, "out.npy"), "bf16")
+        err = float(np.abs(got - ref).max()) / scale
+        arith = float(np.abs(got - fp32_of_file[path]).max()) / scale
+        agree = got.argmax(1) == ref.argmax(1)
+        print(f"{arch} {label}: max|logit - fp32| / max|fp32 logit| = {err:.2e} (max|logit| {scale:.3g}); "
+              f"from fp32 on the same weights {arith:.2e}; top-1 agreement {agree.mean():.2f} "
+              f"({int(decided.sum())} of {len(agree)} rows decided by more than the gate)")
+        if not err <= gate:
+            failures.append(f"{arch} {label}: relative logit error {err:.3e} > {gate:.3e}")
+        if not arith >= 0.1 * weights_err:
+            failures.append(f"{arch} {label}: {arith:.3e} from fp32 on the same weights, under a tenth of the "
+                            f"weights-alone error {weights_err:.3e}: bf16 arithmetic did not run")
+        if not agree[decided].all():
+            failures.append(f"{arch} {label}: the top class differs from fp32's on a row whose margin exceeds "
+                            f"the gate ({np.flatnonzero(decided & ~agree).tolist()})")
 
 
 if __name__ == "__main__":
