@@ -5,7 +5,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 
 from pola_config import PRESETS, REDUCED  # noqa: E402
-from trap_cases import GELU_PROBE, SMALL_EMBED, SMALL_RESIDUAL, TINY_QUERY  # noqa: E402
+from trap_cases import GELU_PROBE, SMALL_EMBED, SMALL_RESIDUAL, SMALL_SR, TINY_QUERY  # noqa: E402
 from trap_cases import TRAP_BATCH, TRAP_CASES, case_name, trap_case_seed  # noqa: E402
 
 
@@ -77,6 +77,11 @@ def fast_cases():
                       rand_options={**SMALL_RESIDUAL, **SMALL_EMBED, **TINY_QUERY}))
     cases.append(Case("stress_swin_tiny_query_gelu", "reduced_swin_windows", seed=602, batch=2,
                       rand_options={**TINY_QUERY, **GELU_PROBE}))
+    # Every eps of both families matters here: small residual streams (block, merging and final
+    # norms), a small patch-embedding output, a small spatial-reduction output.
+    cases.append(Case("stress_swin_small_variance", "reduced_swin_mixed", seed=603, batch=2,
+                      rand_options={**SMALL_RESIDUAL, **SMALL_EMBED}))
+    cases.append(Case("stress_pvt_small_sr_variance", "reduced_pvt_sr", seed=604, batch=2, rand_options=SMALL_SR))
     # Other input sizes (issue 21): the smallest configs at one non-square size.
     return cases + reduced_size_cases() + full_size_cases(FULL_FAST, [(256, 320)], seed=800, features=True)
 

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from pola_common import resize_grid
+from pola_common import layer_norm, resize_grid
 
 DENOMINATOR_EPS = 1e-6
 
@@ -28,12 +28,14 @@ def polarity_features(q, k, p):
     return q_sim, q_opp, phi_k
 
 
-def linear_attention(q_sim, q_opp, phi_k, v, eps_on_sum=False):
+def linear_attention(q_sim, q_opp, phi_k, v, eps_on_sum=False, eps=None):
     """SPEC 3 step 7, O(N d^2): state built from keys once, then one pass over queries.
 
     q_*: (B, h, N, 2d); phi_k: (B, h, n, 2d); v: (B, h, n, d). Returns (B, h, N, d).
-    eps_on_sum is the trap `denominator_eps_outside_mean`: unscaled sums, eps added to a sum.
+    eps_on_sum is the trap `denominator_eps_outside_mean`: unscaled sums, eps added to a sum;
+    eps replaces DENOMINATOR_EPS (the trap `denominator_eps_1e5`).
     """
+    eps = DENOMINATOR_EPS if eps is None else eps
     n = phi_k.shape[-2]
     half = v.shape[-1] // 2
     v1, v2 = v[..., :half], v[..., half:]
@@ -47,8 +49,8 @@ def linear_attention(q_sim, q_opp, phi_k, v, eps_on_sum=False):
         kv1 = (phi_k_t * inv_sqrt_n) @ (v1 * inv_sqrt_n)
         kv2 = (phi_k_t * inv_sqrt_n) @ (v2 * inv_sqrt_n)
         kstat = phi_k.mean(dim=-2, keepdim=True)
-    z_sim = 1.0 / ((q_sim * kstat).sum(dim=-1, keepdim=True) + DENOMINATOR_EPS)
-    z_opp = 1.0 / ((q_opp * kstat).sum(dim=-1, keepdim=True) + DENOMINATOR_EPS)
+    z_sim = 1.0 / ((q_sim * kstat).sum(dim=-1, keepdim=True) + eps)
+    z_opp = 1.0 / ((q_opp * kstat).sum(dim=-1, keepdim=True) + eps)
     x_sim = (q_sim @ kv1) * z_sim
     x_opp = (q_opp @ kv2) * z_opp
     return torch.cat([x_sim, x_opp], dim=-1)
@@ -111,7 +113,9 @@ class PolaAttentionCore(nn.Module):
             img = v.reshape(b, n, d, h).permute(0, 3, 2, 1)           # channel c = j*h + head
         else:
             img = v.reshape(b, n, h, d).permute(0, 2, 3, 1)           # channel c = head*d + j
-        out = self.dwc(img.reshape(b * h, d, height, width)).reshape(b, h, d, n)
+        dwc_bias = None if ctx.has("dwc_no_bias") else self.dwc.bias
+        out = F.conv2d(img.reshape(b * h, d, height, width), self.dwc.weight, dwc_bias, padding=self.dwc.padding,
+                       groups=self.dwc.groups).reshape(b, h, d, n)
         if ctx.has("dwc_head_interleaved"):
             return out.permute(0, 3, 2, 1).reshape(b, n, c)
         return out.permute(0, 3, 1, 2).reshape(b, n, c)
@@ -132,7 +136,8 @@ class PolaAttentionCore(nn.Module):
             attn = quadratic_attention(q_sim, q_opp, phi_k, v_heads)
         else:
             attn = linear_attention(q_sim, q_opp, phi_k, v_heads,
-                                    eps_on_sum=ctx.has("denominator_eps_outside_mean"))
+                                    eps_on_sum=ctx.has("denominator_eps_outside_mean"),
+                                    eps=1e-5 if ctx.has("denominator_eps_1e5") else None)
         attn = merge_heads(attn)
         if n_key != n_query:
             # Spatial reduction: stretch v from n to N tokens, 1-D linear, align_corners=False.
@@ -165,7 +170,8 @@ class PvtPolaAttention(PolaAttentionCore):
             img = x.transpose(1, 2).reshape(b, c, height, width)
             reduced = self.sr(img)
             key_grid = tuple(reduced.shape[-2:])
-            kv_in = self.norm(reduced.flatten(2).transpose(1, 2))
+            kv_in = layer_norm(self.norm, reduced.flatten(2).transpose(1, 2),
+                               1e-6 if ctx.has("pvt_sr_eps_1e6") else 1e-5)
         else:
             kv_in = x
         k, v = self.kv(kv_in).chunk(2, dim=-1)

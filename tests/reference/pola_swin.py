@@ -4,7 +4,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from pola_attention import SwinPolaAttention
-from pola_common import Mlp
+from pola_common import Mlp, layer_norm
 from pola_config import stage_resolutions
 
 SHIFT_MASK_VALUE = -100.0
@@ -88,14 +88,17 @@ class WindowSoftmaxAttention(nn.Module):
         window reads the offsets it has from the stored table."""
         bw, n, c = x.shape
         h, d = self.num_heads, self.head_dim
-        q, k, v = self.qkv(x).reshape(bw, n, 3, h, d).permute(2, 0, 3, 1, 4)
-        scores = (q * d ** -0.5) @ k.transpose(-2, -1)
+        qkv_bias = None if ctx.has("swin_qkv_no_bias") else self.qkv.bias
+        q, k, v = F.linear(x, self.qkv.weight, qkv_bias).reshape(bw, n, 3, h, d).permute(2, 0, 3, 1, 4)
+        scale = c ** -0.5 if ctx.has("swin_softmax_scale_dim") else d ** -0.5
+        scores = (q * scale) @ k.transpose(-2, -1)
         native = window_hw in (None, (self.window, self.window))
         index = self.relative_position_index if native else relative_position_index(self.window, window_hw=window_hw)
         if ctx.has("swin_rel_bias_key_minus_query"):
             index = relative_position_index(self.window, key_minus_query=True, window_hw=window_hw)
         bias = self.relative_position_bias_table[index.reshape(-1)].reshape(n, n, h).permute(2, 0, 1)
-        scores = scores + bias.unsqueeze(0)
+        if not ctx.has("swin_no_rel_bias"):
+            scores = scores + bias.unsqueeze(0)
         if mask is not None:
             n_windows = mask.shape[0]
             scores = scores.reshape(bw // n_windows, n_windows, h, n, n) + mask.to(scores)[None, :, None]
@@ -134,7 +137,8 @@ class SwinBlock(nn.Module):
         else:
             (wh, ww), shift, (ph, pw) = run_window(height, width, self.window, self.block_index)
         shortcut = x
-        x = self.norm1(x).reshape(b, height, width, c)
+        eps = 1e-6 if ctx.has("swin_block_eps_1e6") else 1e-5
+        x = layer_norm(self.norm1, x, eps).reshape(b, height, width, c)
         if (ph, pw) != (height, width):
             x = F.pad(x, (0, 0, 0, pw - width, 0, ph - height))   # zeros after norm1, bottom / right
         if shift:
@@ -150,7 +154,7 @@ class SwinBlock(nn.Module):
         x = x[:, :height, :width]
         x = shortcut + x.reshape(b, length, c)
         ctx.record(f"{name}.attn", x)
-        x = x + self.mlp(self.norm2(x), ctx)
+        x = x + self.mlp(layer_norm(self.norm2, x, eps), ctx)
         ctx.record(name, x)
         return x
 
@@ -169,7 +173,7 @@ class PatchMerging(nn.Module):
         x01, x11 = x[:, 0::2, 1::2], x[:, 1::2, 1::2]
         parts = [x00, x01, x10, x11] if ctx.has("swin_merge_order") else [x00, x10, x01, x11]
         x = torch.cat(parts, dim=-1).reshape(b, -1, 4 * c)
-        return self.reduction(self.norm(x))
+        return self.reduction(layer_norm(self.norm, x, 1e-6 if ctx.has("swin_merge_eps_1e6") else 1e-5))
 
 
 class SwinStage(nn.Module):
@@ -190,8 +194,9 @@ class SwinPatchEmbed(nn.Module):
         self.proj = nn.Conv2d(in_chans, dim, patch, stride=patch)
         self.norm = nn.LayerNorm(dim, eps=1e-5)
 
-    def forward(self, img):
-        return self.norm(self.proj(img).flatten(2).transpose(1, 2))
+    def forward(self, img, ctx):
+        eps = 1e-6 if ctx.has("swin_embed_eps_1e6") else 1e-5
+        return layer_norm(self.norm, self.proj(img).flatten(2).transpose(1, 2), eps)
 
 
 class PolaSwin(nn.Module):
@@ -205,7 +210,7 @@ class PolaSwin(nn.Module):
         self.head = nn.Linear(cfg["embed_dims"][3], cfg["num_classes"])
 
     def forward(self, img, ctx):
-        x = self.patch_embed(img)
+        x = self.patch_embed(img, ctx)
         patch = self.cfg["patch_size"]
         height, width = img.shape[-2] // patch, img.shape[-1] // patch
         ctx.record("patch_embed", x)
@@ -216,7 +221,7 @@ class PolaSwin(nn.Module):
                 x = stage.downsample(x, height, width, ctx)
                 height, width = height // 2, width // 2
                 ctx.record(f"layers.{i}.downsample", x)
-        x = self.norm(x)
+        x = layer_norm(self.norm, x, 1e-6 if ctx.has("swin_final_eps_1e6") else 1e-5)
         ctx.record("norm", x)
         pooled = x.mean(dim=1)
         ctx.record("pool", pooled)

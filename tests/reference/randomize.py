@@ -9,7 +9,10 @@ Options (all default to the "typical" model; the trap cases use them to make a m
   embed_gain     multiplies the patch-embedding conv weights: small values make the conv output
                  variance small, so the patch-embedding LayerNorm eps matters.
   residual_gain  multiplies everything written into the residual stream (patch-embedding norm
-                 affine, pos_embed, attention proj and fc2): small values make block-norm eps matter.
+                 affine, pos_embed, attention proj, fc2, Swin's patch-merging reduction): small
+                 values make the eps of the norms that read the stream matter.
+  sr_gain        multiplies PVT's spatial-reduction conv (weights and bias): small values make the
+                 variance into its LayerNorm small, so that norm's eps matters.
   tiny_query_head  in every L attention, head 0's query projection is scaled by this factor
                  (0 = off), so q_sim . kmean is near the 1e-6 denominator eps.
   mlp_gain, fc1_bias_shift, fc2_gain
@@ -26,7 +29,7 @@ from pola_attention import PolaAttentionCore
 from pola_swin import WindowSoftmaxAttention
 
 DEFAULT_OPTIONS = {"embed_gain": 1.0, "residual_gain": 1.0, "tiny_query_head": 0.0, "mlp_gain": 1.0,
-                   "fc1_bias_shift": 0.0, "fc2_gain": 1.0}
+                   "fc1_bias_shift": 0.0, "fc2_gain": 1.0, "sr_gain": 1.0}
 
 
 def _uniform(gen, shape, low, high):
@@ -96,13 +99,13 @@ def randomize(model, seed, **options):
     for name, module in model.named_modules():
         leaf = name.rsplit(".", 1)[-1]
         if isinstance(module, nn.Linear):
-            if leaf == "proj":
+            if leaf in ("proj", "reduction"):  # Swin's patch merging writes a new residual stream
                 _linear(gen, module, gain=residual)
             elif leaf == "fc2":
                 _linear(gen, module, gain=residual * opt["fc2_gain"])
-            elif leaf == "head":
+            elif leaf == "head" and model.cfg["family"] == "pvt":
                 # Undo residual_gain so the logits stay O(1) and input-dependent rather than
-                # dominated by the head bias.
+                # dominated by the head bias (Swin's final LayerNorm does that itself).
                 _linear(gen, module, gain=1.0 / residual)
                 with torch.no_grad():
                     module.bias *= residual
@@ -117,11 +120,14 @@ def randomize(model, seed, **options):
                 # Later PVT stages embed the residual stream, whose scale is residual_gain.
                 later_pvt_stage = model.cfg["family"] == "pvt" and not name.startswith("patch_embed1")
                 _conv(gen, module, opt["embed_gain"], residual if later_pvt_stage else 1.0)
+            elif leaf == "sr":
+                _conv(gen, module, opt["sr_gain"])
             else:
                 _conv(gen, module)
         elif isinstance(module, nn.LayerNorm):
-            # PVT's patch-embedding norm output goes straight into the residual stream.
-            in_residual = _is_patch_embed(name) and model.cfg["family"] == "pvt"
+            # The patch-embedding norm's output goes straight into the residual stream (PVT:
+            # every stage's; Swin: the first, later stages start from patch merging).
+            in_residual = _is_patch_embed(name)
             _layer_norm(gen, module, residual if in_residual else 1.0)
         elif isinstance(module, PolaAttentionCore):
             # Exponent p = 1 + alpha*sigmoid(power) spans (1, 1+alpha): power in [-6, 6].

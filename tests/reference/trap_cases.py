@@ -14,6 +14,7 @@ GELU_PROBE = {"fc1_bias_shift": -2.5, "mlp_gain": 0.5, "fc2_gain": 10.0}
 SMALL_RESIDUAL = {"residual_gain": 0.01}
 SMALL_EMBED = {"embed_gain": 0.01}
 TINY_QUERY = {"tiny_query_head": 1e-4}
+SMALL_SR = {"sr_gain": 0.003}
 
 _L_TRAPS = {
     "gate_before_dwc": {},
@@ -23,6 +24,8 @@ _L_TRAPS = {
     "power_no_sigmoid": {},
     "scale_no_softplus": {},
     "dwc_head_interleaved": {},
+    "denominator_eps_1e5": TINY_QUERY,
+    "dwc_no_bias": {},
 }
 
 # (trap, arch, randomization options)
@@ -37,6 +40,14 @@ TRAP_CASES = (
         ("swin_merge_order", "reduced_swin_basic", {}),
         ("swin_no_shift_mask", "reduced_swin_windows", {}),
         ("swin_rel_bias_key_minus_query", "reduced_swin_mixed", {}),
+        ("swin_block_eps_1e6", "reduced_swin_mixed", SMALL_RESIDUAL),
+        ("swin_embed_eps_1e6", "reduced_swin_basic", SMALL_EMBED),
+        ("swin_merge_eps_1e6", "reduced_swin_mixed", SMALL_RESIDUAL),
+        ("swin_final_eps_1e6", "reduced_swin_mixed", SMALL_RESIDUAL),
+        ("pvt_sr_eps_1e6", "reduced_pvt_sr", SMALL_SR),
+        ("swin_softmax_scale_dim", "reduced_swin_mixed", {}),
+        ("swin_no_rel_bias", "reduced_swin_mixed", {}),
+        ("swin_qkv_no_bias", "reduced_swin_mixed", {}),
     ]
 )
 

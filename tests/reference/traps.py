@@ -33,6 +33,21 @@ TRAPS = {
     "swin_no_shift_mask": "Swin S: shifted windows without the -100 region mask",
     # SPEC 5: (dy, dx) = query position minus key position.
     "swin_rel_bias_key_minus_query": "Swin S: relative position index built from key minus query",
+    # SPEC 5: every Swin LayerNorm uses eps 1e-5 (block, patch embedding, patch merging, final).
+    "swin_block_eps_1e6": "Swin: block norm1/norm2 use eps 1e-6 instead of 1e-5",
+    "swin_embed_eps_1e6": "Swin: the patch-embedding LayerNorm uses eps 1e-6 instead of 1e-5",
+    "swin_merge_eps_1e6": "Swin: the patch-merging LayerNorm uses eps 1e-6 instead of 1e-5",
+    "swin_final_eps_1e6": "Swin: the final LayerNorm uses eps 1e-6 instead of 1e-5",
+    # SPEC 2: the spatial-reduction norm of PVT attention uses eps 1e-5.
+    "pvt_sr_eps_1e6": "PVT: the spatial-reduction LayerNorm uses eps 1e-6 instead of 1e-5",
+    # SPEC 3 step 7: the denominator eps is 1e-6.
+    "denominator_eps_1e5": "L: denominator eps 1e-5 instead of 1e-6",
+    # SPEC 5: S attention scales q by head_dim^-0.5.
+    "swin_softmax_scale_dim": "Swin S: scale q by dim^-0.5 (all heads) instead of head_dim^-0.5",
+    # Biases the S attention and the L local branch add.
+    "swin_no_rel_bias": "Swin S: no relative position bias",
+    "swin_qkv_no_bias": "Swin S: the qkv projection without its bias",
+    "dwc_no_bias": "L: the local branch's depthwise conv without its bias",
 }
 
 
