@@ -4,7 +4,9 @@
 #      project built with gcc in build-asan/; every C++ doctest suite, the fuzz
 #      seed replays, the hostile-input CLI table and the fast Python tests that
 #      drive the binaries (the exclusions are listed below, with reasons).
-#   2. ThreadSanitizer: four threads sharing one pola::Model (build-tsan/).
+#   2. ThreadSanitizer (build-tsan/): four threads sharing one pola::Model, the C
+#      API's concurrency test, the server's threads (reactor, workers, batchers)
+#      under the serve tests, and the Python binding's threads test.
 #   3. libFuzzer: every fuzz target for POLA_FUZZ_SECONDS (default 20) from its
 #      seed corpus, clang build in build-fuzz/ (scripts/fuzz.sh).
 # POLA_SANITIZE_STEPS=asan,tsan,fuzz selects steps (all three by default).
@@ -29,20 +31,24 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # sanitized library into an unsanitized Python, which ASan refuses.
   cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined -DPOLA_BUILD_BENCH=OFF -DPOLA_BUILD_PYTHON=OFF >/dev/null
   cmake --build build-asan -j"$JOBS"
-  # Not run under ASan: parity_* and training.* (PyTorch reference runs dominate,
-  # tens of minutes; their engine paths are the same ones the C++ suites, the
-  # fuzz replays and security.* cover), reference_selftest (no binary of ours),
+  # Not run under ASan: parity_all (slow), parity_configs and precision.bf16_logits_configs
+  # (the large configs at a small size: their engine paths are parity_fast's and
+  # bf16_logits_fast's, their time the PyTorch reference's),
+  # parity_driver_selftest and reference_selftest (no binary of ours), training.*
+  # (PyTorch reference runs over thousands of images dominate; the engine paths
+  # are those of parity_fast, which runs here with Swin and PVT at padded and
+  # rectangular sizes),
   # api.installed_package and docs.usage (they compile consumers out of tree
   # without the sanitizer flags, which cannot link the sanitized library),
   # cli.class_names (it also loads the sanitized libpolaformer.so into an
   # unsanitized Python through ctypes, which ASan refuses; its CLI cases run
-  # the same loader code that the C++ suites cover under ASan), serve.soak_short (it checks that
+  # the same loader code that the C++ suites cover under ASan), serve.soak (it checks that
   # the server's RSS stays flat, which ASan's quarantine of freed memory defeats by design; the
   # other serve.* tests drive the same server under ASan), precision.bf16_fashion (10,000
   # images at bf16: 238 s under ASan, the longest test by far; the bf16 code it runs, the bf16
   # GEMMs, packing and to_bf16 conversions, runs under ASan in precision.bf16_logits_fast).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak_short$|precision\.bf16_fashion$)'
+        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
@@ -51,9 +57,16 @@ if [[ "$STEPS" == *,tsan,* ]]; then
   # thread per run keeps the check on what matters here, four caller threads
   # sharing one model (plan pool, weight cache, packed weights).
   echo "sanitize: ThreadSanitizer build (build-tsan), OMP_NUM_THREADS=1"
-  cmake -S . -B build-tsan "${CONFIG[@]}" -DPOLA_SANITIZE=thread -DPOLA_BUILD_BENCH=OFF -DPOLA_BUILD_PYTHON=OFF >/dev/null
-  cmake --build build-tsan -j"$JOBS" --target test_concurrent_runs
+  cmake -S . -B build-tsan "${CONFIG[@]}" -DPOLA_SANITIZE=thread -DPOLA_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-tsan -j"$JOBS" --target test_concurrent_runs pola test_api_concurrency polaformer_python
   OMP_NUM_THREADS=1 build-tsan/tests/security/test_concurrent_runs
+  # The C API's threads and the server's (the serve tests drive a TSan-built `pola serve`).
+  OMP_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure \
+        -R '^(api\.fixture|api\.concurrency|serve\.concurrency|serve\.guards|serve\.hostile)$'
+  # The Python binding's threads: the TSan runtime must be loaded before the
+  # (uninstrumented) interpreter starts, so it is preloaded for this test alone.
+  OMP_NUM_THREADS=1 LD_PRELOAD="$(gcc -print-file-name=libtsan.so)" \
+        ctest --test-dir build-tsan --output-on-failure -R '^python\.threads$'
 fi
 
 if [[ "$STEPS" == *,fuzz,* ]]; then

@@ -16,7 +16,11 @@ scripts/build.sh
 stage_done "release build"
 LABEL_ARGS=(-LE slow)
 [ "${POLA_TEST_SLOW:-0}" = "1" ] && LABEL_ARGS=()
-# Tests run two at a time: none measures time, and each is single-process.
+# Tests run two at a time. None measures speed; a few check the server's own
+# timeouts and waits (serve.model_batcher: a request held for company for at
+# least its 20 s max-wait is still waiting after 0.3 s; serve.guards and
+# serve.hostile: answers within 2x --timeout), margins that a loaded machine
+# keeps.
 ctest --test-dir "${POLA_BUILD_DIR:-build}" --output-on-failure -j"$JOBS" "${LABEL_ARGS[@]}"
 stage_done "test suite (ctest)"
 # The sanitizer job (issue #7): the suite under ASan + UBSan + LeakSanitizer,

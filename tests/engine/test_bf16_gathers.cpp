@@ -32,6 +32,25 @@ std::vector<uint16_t> rounded(const std::vector<float> &v) {
   return out;
 }
 
+// The patches by their definition (patchify.h): row (b, y, x) holds the
+// patch's values in the order (channel, ky, kx); an oracle independent of
+// patchify's own loops, so no form is compared with itself.
+std::vector<float> patches_by_definition(const PatchGrid &g, const std::vector<float> &src) {
+  const int64_t P = g.patch, C = g.channels, H = g.height, W = g.width;
+  std::vector<float> out;
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t y = 0; y < g.out_h(); ++y)
+      for (int64_t x = 0; x < g.out_w(); ++x)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t ky = 0; ky < P; ++ky)
+            for (int64_t kx = 0; kx < P; ++kx) {
+              const int64_t iy = y * P + ky, ix = x * P + kx;
+              const int64_t at = g.nchw ? ((b * C + c) * H + iy) * W + ix : ((b * H + iy) * W + ix) * C + c;
+              out.push_back(src[size_t(at)]);
+            }
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("window_partition of bf16 rows moves them as the fp32 partition does, padding as zeros") {
@@ -52,8 +71,11 @@ TEST_CASE("patchify into bf16 rounds the fp32 patches; from bf16 it copies or wi
     PatchGrid g{2, 3, 8, 12, 4, nchw};
     const int64_t n_out = g.batch * g.out_h() * g.out_w() * g.row_width();
     const std::vector<float> src = random_floats(size_t(2 * 3 * 8 * 12), nchw ? 21 : 22);
-    std::vector<float> want(static_cast<size_t>(n_out));
-    patchify(g, src.data(), want.data(), 2);
+    const std::vector<float> want = patches_by_definition(g, src);
+    REQUIRE(int64_t(want.size()) == n_out);
+    std::vector<float> fp32(static_cast<size_t>(n_out));
+    patchify(g, src.data(), fp32.data(), 2);
+    CHECK(fp32 == want);
 
     std::vector<uint16_t> f_to_h(size_t(n_out), 0xabcd);
     patchify(g, src.data(), false, f_to_h.data(), true, 2);

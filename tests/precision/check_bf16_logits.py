@@ -112,6 +112,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=3e-2, help="of max|fp32 logit| (issue 19: 3e-2)")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--file-only", action="store_true", help="check the BF16 file and its fp32 run, no bf16 runs")
+    ap.add_argument("--size", help="HxW input size (default: each model's own)")
     args = ap.parse_args()
     if not args.file_only:
         skip_without_native_bf16(args.pola)
@@ -125,7 +126,8 @@ def main():
         randomize(model, seed=19)
         f32_path, bf16_path, inp = (os.path.join(d, n) for n in ("model.pola", "model_bf16.pola", "input.npy"))
         export_model(f32_path, model.state_dict(), cfg, arch=arch)
-        np.save(inp, random_input(cfg, args.batch, 19).numpy())
+        size = tuple(int(v) for v in args.size.lower().split("x")) if args.size else None
+        np.save(inp, random_input(cfg, args.batch, 19, size=size).numpy())
         rounded = weights_rounded_logits(model, inp)
         del model
         pola(args.pola, "convert", f32_path, "-o", bf16_path, "--dtype", "bf16")

@@ -30,9 +30,31 @@ def native_bf16(binary, env=None):
     raise RuntimeError("`pola --version` does not say which bf16 instructions the CPU has")
 
 
+def cpuinfo_bf16(path="/proc/cpuinfo"):
+    """The native bf16 instructions /proc/cpuinfo lists ('AMX-BF16', 'AVX512-BF16', 'none'), or None
+    where it cannot be read: a source independent of the engine's own detection."""
+    try:
+        with open(path) as f:
+            flags = next((set(l.split(":", 1)[1].split()) for l in f if l.startswith("flags")), None)
+    except OSError:
+        return None
+    if flags is None:
+        return None
+    avx512 = {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags
+    if avx512 and {"amx_tile", "amx_bf16"} <= flags:
+        return "AMX-BF16"
+    return "AVX512-BF16" if avx512 and "avx512_bf16" in flags else "none"
+
+
 def skip_without_native_bf16(binary):
-    """Exits with the skip code, saying why, on a CPU without AMX-BF16 / AVX512-BF16."""
+    """Exits with the skip code, saying why, on a CPU without AMX-BF16 / AVX512-BF16; fails (exit
+    1) when the engine's detection disagrees with /proc/cpuinfo, so a lost feature never turns a
+    bf16 check into a skip."""
     isa = native_bf16(binary)
+    listed = cpuinfo_bf16()
+    if listed is not None and listed != isa:
+        print(f"FAIL: `pola --version` says the native bf16 instructions are {isa}, /proc/cpuinfo lists {listed}")
+        raise SystemExit(1)
     if isa == "none":
         print("SKIP: bf16 accuracy needs native bf16 matrix instructions (AMX-BF16 or AVX512-BF16); "
               "`pola --version` says this CPU has none")

@@ -144,6 +144,15 @@ def check_precision(args, work):
     version = subprocess.run([args.pola, "--version"], capture_output=True, text=True, check=True).stdout
     picked = re.search(r"precision\s+auto = (\w+)", version)
     assert picked, version
+    # What auto must pick where /proc/cpuinfo settles it (AMX-BF16: bf16; no bf16 instructions:
+    # fp32); with AVX512-BF16 alone it follows a rate measured at start-up, which
+    # precision.refusal checks against the pick.
+    with open("/proc/cpuinfo") as f:
+        flags = next((set(l.split(":", 1)[1].split()) for l in f if l.startswith("flags")), set())
+    if {"amx_tile", "amx_bf16", "avx512f"} <= flags:
+        assert picked.group(1) == "bf16", f"auto picks {picked.group(1)} on a CPU with AMX-BF16"
+    elif "avx512_bf16" not in flags:
+        assert picked.group(1) == "fp32", f"auto picks {picked.group(1)} on a CPU without bf16 instructions"
     with Server(args.pola, ["--model", f"fashion={args.model}", "--precision", "auto"]) as s:
         _, _, meta = s.json("GET", "/v2/models/fashion")
         assert meta["pola"]["precision"] == picked.group(1), (meta["pola"].get("precision"), version)
