@@ -49,7 +49,8 @@ class Model:
     @property
     def path(self) -> str: ...
     @property
-    def threads(self) -> int: ...
+    def threads(self) -> int:
+        """Engine threads per run (threads=None or 0 resolved to the core count)."""
     @property
     def precision(self) -> str: ...
 

@@ -21,8 +21,10 @@ const char *kModelDoc = R"doc(A loaded PolaFormer model file (.pola, made by `po
 Model(path, threads=None, precision=None, allow_nonfinite=False)
 
   path       the model file (str or os.PathLike)
-  threads    engine threads per run: None = all cores; with several models
-             or processes on one machine, give each a share of the cores
+  threads    engine threads per run: None or 0 = all cores (as the CLI's
+             --threads 0); with several models or processes on one
+             machine, give each a share of the cores; .threads says how
+             many threads that is
   precision  None or 'fp32' (exact), 'bf16' (linear layers and patch
              embeddings in bf16 with fp32 accumulation; needs AMX-BF16 or
              AVX512-BF16, else InputError naming what is missing) or 'auto'
@@ -127,7 +129,7 @@ PYBIND11_MODULE(_core, m) {
                              "Number of classes (logits per image).")
       .def_property_readonly("input_shape", &PyModel::input_shape, "(C, H, W) of one preprocessed image.")
       .def_property_readonly("path", &PyModel::path, "The model file this was loaded from.")
-      .def_property_readonly("threads", &PyModel::threads, "Engine threads per run (0 = all cores).")
+      .def_property_readonly("threads", &PyModel::threads, "Engine threads per run: the number given, or the cores this process may use for None or 0.")
       .def_property_readonly("precision", &PyModel::precision,
                              "The arithmetic precision the model runs at: 'fp32' or 'bf16' ('auto' resolved).")
       .def("__repr__", &PyModel::repr);

@@ -24,14 +24,15 @@ std::string path_argument(const py::object &path) {
   return p.cast<std::string>();
 }
 
+// None or 0: all cores, as the CLI's --threads 0 and pola_options.threads.
 int threads_argument(const py::object &threads) {
   if (threads.is_none()) return 0;
   // Integers of any kind (numpy's too, through __index__), not bools or floats.
   if (py::isinstance<py::bool_>(threads) || !py::hasattr(threads, "__index__"))
-    throw_input_error("Model: threads must be an int >= 1 or None (all cores)");
+    throw_input_error("Model: threads must be an int >= 0 (0 or None: all cores)");
   const py::int_ index = py::module_::import("operator").attr("index")(threads);
-  if (index > py::int_(4096) || index < py::int_(1))
-    throw_input_error("Model: threads must be in 1..4096 or None (all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
+  if (index > py::int_(4096) || index < py::int_(0))
+    throw_input_error("Model: threads must be in 0..4096 (0 or None: all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
   const long long n = index.cast<long long>();
   return static_cast<int>(n);
 }
@@ -77,15 +78,14 @@ PyModel::LoadArgs PyModel::load_args(const py::object &path, const py::object &t
                                      bool allow_nonfinite) {
   LoadArgs a;
   a.path = path_argument(path);
-  a.threads = threads_argument(threads);
-  a.options = load_options(a.threads, precision_argument(precision), allow_nonfinite); // before anything is loaded
+  a.options = load_options(threads_argument(threads), precision_argument(precision), allow_nonfinite); // before anything is loaded
   return a;
 }
 
 PyModel::PyModel(const py::object &path, const py::object &threads, const py::object &precision, bool allow_nonfinite)
     : PyModel(load_args(path, threads, precision, allow_nonfinite)) {}
 
-PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.path), threads_(a.threads) {
+PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.path), threads_(model_.threads()) {
   const auto s = model_.input_shape();
   shape_ = ImageShape{s.channels, s.height, s.width};
   classes_ = model_.class_names();
@@ -212,7 +212,7 @@ py::object PyModel::info() const { return py::module_::import("json").attr("load
 
 std::string PyModel::repr() const {
   return "<polaformer.Model '" + path_ + "': " + std::to_string(classes_.size()) + " classes, input " + shape_.text() +
-         ", threads " + (threads_ ? std::to_string(threads_) : std::string("all")) + ">";
+         ", threads " + std::to_string(threads_) + ">";
 }
 
 } // namespace polaformer_py

@@ -39,7 +39,6 @@ class PyModel {
  private:
   struct LoadArgs {
     std::string path;
-    int threads = 0;
     pola_options options{};
   };
   // Every argument checked (raising polaformer.InputError) before the load.
@@ -63,7 +62,7 @@ class PyModel {
 
   polaformer::Model model_;
   std::string path_;
-  int threads_ = 0;
+  int threads_ = 0; // as resolved by the library: never 0
   ImageShape shape_;
   std::vector<std::string> classes_;
 };

@@ -45,6 +45,18 @@ static void test_load_errors(const char *dir) {
     m = NULL;
     CHECK(pola_model_precision(NULL) == NULL);
   }
+  { /* threads 0 (the default) resolves to the cores; a count given is kept */
+    pola_options opt = pola_default_options();
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_OK);
+    CHECK(pola_model_threads(m) == omp_get_num_procs());
+    pola_model_free(m);
+    opt.threads = 3;
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_OK);
+    CHECK(pola_model_threads(m) == 3);
+    pola_model_free(m);
+    m = NULL;
+    CHECK(pola_model_threads(NULL) == 0);
+  }
   pola_model_free(NULL); /* allowed */
 }
 

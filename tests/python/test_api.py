@@ -97,6 +97,14 @@ def test_a_4d_uint8_array_is_a_list_of_images(pvt, samples):
     assert pvt.classify([], top=1) == []
 
 
+def test_threads_zero_and_none_mean_all_cores(pvt_path):
+    # as the CLI's --threads 0; .threads says how many threads that is, never 0
+    cores = len(os.sched_getaffinity(0))
+    for threads in (0, None):
+        assert polaformer.Model(pvt_path, threads=threads).threads == cores, threads
+    assert polaformer.Model(pvt_path).threads == cores
+
+
 def test_top_is_clipped_to_the_class_count(pvt, samples):
     assert len(pvt.classify(samples[0], top=50)[0]) == 10
     assert abs(sum(p for _, p in pvt.classify(samples[0], top=10)[0]) - 1) < 1e-5

@@ -109,6 +109,10 @@ POLA_API int pola_model_num_classes(const pola_model *model);
  * resolved), or NULL for a NULL model. */
 POLA_API const char *pola_model_precision(const pola_model *model);
 
+/* Worker threads per run: options.threads, or for 0 the number it resolved
+ * to (all cores this process may run on); 0 for a NULL model. */
+POLA_API int pola_model_threads(const pola_model *model);
+
 /* Name of class `index` (0-based); NULL if out of range. The string lives as
  * long as the model. Models without names report "class_<index>". */
 POLA_API const char *pola_model_class_name(const pola_model *model, int index);

@@ -82,6 +82,8 @@ class Model {
   int num_classes() const { return pola_model_num_classes(handle_); }
   // "fp32" or "bf16": what options.precision (POLA_PRECISION_*) resolved to.
   std::string precision() const { return pola_model_precision(handle_); }
+  // Worker threads per run (options.threads 0 resolved to the core count).
+  int threads() const { return pola_model_threads(handle_); }
   std::string class_name(int index) const {
     const char *name = pola_model_class_name(handle_, index);
     if (!name) throw InputError("class index " + std::to_string(index) + " is out of range");
