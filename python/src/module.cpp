@@ -8,6 +8,7 @@
 #include "convert_binding.h"
 #include "errors.h"
 #include "py_features.h"
+#include "prediction.h"
 #include "py_model.h"
 #include "run_probe.h"
 
@@ -65,10 +66,14 @@ exceed 1 GiB. Large batches run in engine calls of 256 images (fewer for
 images larger than input_shape); an image's logits depend on that image
 only (another batch size may move them by float rounding, ~1e-6).)doc";
 
-const char *kClassifyDoc = R"doc(classify(images, top=5, batch=32) -> list[list[tuple[str, float]]]
+const char *kClassifyDoc = R"doc(classify(images, top=5, batch=32) -> list[list[polaformer.Prediction]]
 
 The `top` most probable classes of each image, best first, as
 (class name, softmax probability) pairs; one list per image, in order.
+Each pair is a polaformer.Prediction, a tuple of those two with the
+class's index in Model.classes as .index. The probabilities are the
+doubles `pola classify --json` prints for the same image (one softmax,
+in double, in the library: pola_top_k).
 
 images is one image or a sequence of them; an image is a path (str or
 os.PathLike) to an image file, encoded image bytes (PNG, JPEG, GIF, BMP,
@@ -111,6 +116,7 @@ raise polaformer.InputError naming the file and the problem.)doc";
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The PolaFormer CPU inference engine (the C++ extension behind the polaformer package).";
   polaformer_py::register_errors(m);
+  polaformer_py::register_prediction(m);
   m.attr("__version__") = pola_version();
 
   py::class_<PyModel>(m, "Model", kModelDoc)

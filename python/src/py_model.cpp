@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "image_sources.h"
+#include "prediction.h"
 #include "run_probe.h"
 
 namespace py = pybind11;
@@ -177,7 +178,7 @@ void PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t b
   throw polaformer::InternalError(message);
 }
 
-std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const py::object &images, int top, int batch) {
+py::list PyModel::classify(const py::object &images, int top, int batch) {
   if (top < 1) throw_input_error("Model.classify: top must be >= 1, got " + std::to_string(top));
   if (batch < 1 || batch > kMaxRunImages)
     throw_input_error("Model.classify: batch must be in 1.." + std::to_string(kMaxRunImages) + ", got " +
@@ -185,23 +186,27 @@ std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const 
   const std::vector<ImageSource> sources = collect_images(images, "Model.classify");
   const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   const int classes = static_cast<int>(classes_.size());
-  std::vector<std::vector<std::pair<std::string, float>>> results;
-  results.reserve(sources.size());
-  py::gil_scoped_release nogil; // only C++ objects from here on
-  std::vector<float> x, logits;
-  for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
-    const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
-    x.resize(n * per_image);
-    logits.resize(n * static_cast<size_t>(classes));
-    preprocess_batch(sources, begin, n, x.data());
-    run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
-                 static_cast<int64_t>(begin));
-    for (size_t j = 0; j < n; ++j) {
-      std::vector<std::pair<std::string, float>> ranked;
-      for (const auto &[index, prob] : polaformer::top_k(logits.data() + j * classes, classes, top))
-        ranked.emplace_back(classes_[static_cast<size_t>(index)], prob);
-      results.push_back(std::move(ranked));
+  std::vector<std::vector<std::pair<int, double>>> ranked; // (class index, probability), best first
+  ranked.reserve(sources.size());
+  {
+    py::gil_scoped_release nogil; // only C++ objects in here
+    std::vector<float> x, logits;
+    for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
+      const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
+      x.resize(n * per_image);
+      logits.resize(n * static_cast<size_t>(classes));
+      preprocess_batch(sources, begin, n, x.data());
+      run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
+                   static_cast<int64_t>(begin));
+      // pola_top_k: the probabilities `pola classify` prints, the same doubles
+      for (size_t j = 0; j < n; ++j) ranked.push_back(polaformer::top_k(logits.data() + j * classes, classes, top));
     }
+  }
+  py::list results;
+  for (const auto &row : ranked) {
+    py::list out;
+    for (const auto &[index, prob] : row) out.append(make_prediction(classes_[static_cast<size_t>(index)], prob, index));
+    results.append(out);
   }
   return results;
 }

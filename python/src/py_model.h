@@ -23,8 +23,8 @@ class PyModel {
 
   pybind11::array_t<float> run(const pybind11::object &x);
   pybind11::array_t<float> preprocess(const pybind11::object &image);
-  // One list of (class name, probability) per image, best first.
-  std::vector<std::vector<std::pair<std::string, float>>> classify(const pybind11::object &images, int top, int batch);
+  // One list of polaformer.Prediction (class name, probability; .index) per image, best first.
+  pybind11::list classify(const pybind11::object &images, int top, int batch);
 
   const std::string &path() const { return path_; }
   std::string precision() const { return model_.precision(); }

@@ -105,6 +105,13 @@ def test_threads_zero_and_none_mean_all_cores(pvt_path):
     assert polaformer.Model(pvt_path).threads == cores
 
 
+def test_each_prediction_carries_its_class_index(pvt, samples):
+    for row in pvt.classify(samples, top=3):
+        for pair in row:
+            name, prob = pair  # still a (class, probability) pair
+            assert pvt.classes[pair.index] == name == pair.class_name and pair.prob == prob
+
+
 def test_top_is_clipped_to_the_class_count(pvt, samples):
     assert len(pvt.classify(samples[0], top=50)[0]) == 10
     assert abs(sum(p for _, p in pvt.classify(samples[0], top=10)[0]) - 1) < 1e-5

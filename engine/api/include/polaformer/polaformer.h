@@ -131,6 +131,13 @@ POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const 
 POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
                                            float *logits);
 
+/* The k most probable classes of one row of `classes` logits, best first
+ * (ties: the lower index first): the softmax exp(l - max) / sum computed in
+ * double, the probabilities `pola classify`, `pola serve`, Python's
+ * Model.classify and the Dask example all report. Writes min(k, classes)
+ * entries to index and probability (either may be NULL). */
+POLA_API pola_status pola_top_k(const float *logits, int classes, int k, int *index, double *probability);
+
 /* ---- Images from memory and the model's self-description ---------------
  * (for servers and language bindings, which hold bytes and arrays, not files) */
 
