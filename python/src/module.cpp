@@ -82,8 +82,16 @@ H x W (grey) or H x W x C pixels (C = 1, 2, 3 or 4: grey, grey+alpha, RGB,
 RGBA), converted as PIL's convert('RGB'/'L') does. A 4-d N x H x W x C
 uint8 array is N images. Each image is resized, cropped and normalized
 as the model file prescribes (Model.info['preprocess']). `batch` images
-run together. A bad image raises polaformer.InputError naming it
-(images[i]) and the problem.)doc";
+run together.
+
+An image that cannot be read (a missing file, not an image, empty bytes)
+does not stop the others, as in `pola classify`: every other image is
+classified, then polaformer.InputError is raised naming each bad one
+(images[i]: the problem), with
+  e.results   the list classify would have returned, None for each bad image
+  e.failures  [(i, message)] for each bad image, in order
+Anything that is not an image at all (None, a number, a float array)
+raises InputError at once, before anything runs.)doc";
 
 const char *kPreprocessDoc = R"doc(preprocess(image) -> numpy.ndarray
 

@@ -166,16 +166,30 @@ py::array_t<float> PyModel::preprocess(const py::object &image) {
   return x;
 }
 
-void PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const {
+std::vector<size_t> PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n,
+                                              float *x, std::vector<std::pair<size_t, std::string>> &failures) const {
+  const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   std::vector<pola_image> images(n);
   for (size_t j = 0; j < n; ++j) images[j] = as_pola_image(sources[begin + j]);
-  int failed = -1;
-  const pola_status status = pola_model_preprocess_batch(model_.get(), images.data(), static_cast<int>(n), x, &failed);
-  if (status == POLA_OK) return;
-  const std::string message =
-      (failed >= 0 ? sources[begin + static_cast<size_t>(failed)].label + ": " : std::string()) + pola_last_error();
-  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
-  throw polaformer::InternalError(message);
+  std::vector<size_t> written;
+  // The library writes every image it can read and names the lowest that fails:
+  // keep those before it and go on after it until the rest is read.
+  for (size_t from = 0; from < n;) {
+    int failed = -1;
+    const pola_status status = pola_model_preprocess_batch(model_.get(), images.data() + from, static_cast<int>(n - from),
+                                                           x + from * per_image, &failed);
+    if (status != POLA_OK && (status != POLA_ERROR_INPUT || failed < 0)) { // not one image's fault
+      const std::string message = std::string("Model.classify: ") + pola_last_error();
+      if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+      throw polaformer::InternalError(message);
+    }
+    const size_t good = status == POLA_OK ? n - from : static_cast<size_t>(failed);
+    for (size_t j = from; j < from + good; ++j) written.push_back(begin + j);
+    if (status == POLA_OK) break;
+    failures.emplace_back(begin + from + good, pola_last_error());
+    from += good + 1;
+  }
+  return written;
 }
 
 py::list PyModel::classify(const py::object &images, int top, int batch) {
@@ -183,32 +197,62 @@ py::list PyModel::classify(const py::object &images, int top, int batch) {
   if (batch < 1 || batch > kMaxRunImages)
     throw_input_error("Model.classify: batch must be in 1.." + std::to_string(kMaxRunImages) + ", got " +
                       std::to_string(batch));
+  // Arguments that are not images at all (None, numbers, float arrays) are the caller's bug: refused here, before anything runs.
   const std::vector<ImageSource> sources = collect_images(images, "Model.classify");
   const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   const int classes = static_cast<int>(classes_.size());
-  std::vector<std::vector<std::pair<int, double>>> ranked; // (class index, probability), best first
-  ranked.reserve(sources.size());
+  // Per image, (class index, probability) best first; empty for an image that could not be read.
+  std::vector<std::vector<std::pair<int, double>>> ranked(sources.size());
+  std::vector<std::pair<size_t, std::string>> failures; // (image, the library's message), in image order
   {
     py::gil_scoped_release nogil; // only C++ objects in here
     std::vector<float> x, logits;
     for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
       const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
       x.resize(n * per_image);
-      logits.resize(n * static_cast<size_t>(classes));
-      preprocess_batch(sources, begin, n, x.data());
-      run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
-                   static_cast<int64_t>(begin));
+      // As `pola classify`: an image that cannot be read is set aside and the rest of its batch runs together.
+      const std::vector<size_t> ok = preprocess_batch(sources, begin, n, x.data(), failures);
+      for (size_t j = 0; j < ok.size(); ++j)
+        if (ok[j] - begin != j)
+          std::copy_n(x.data() + (ok[j] - begin) * per_image, per_image, x.data() + j * per_image);
+      if (ok.empty()) continue;
+      logits.resize(ok.size() * static_cast<size_t>(classes));
+      run_released("Model.classify", x.data(), static_cast<int64_t>(ok.size()), shape_.height, shape_.width,
+                   logits.data(), static_cast<int64_t>(ok.front()));
       // pola_top_k: the probabilities `pola classify` prints, the same doubles
-      for (size_t j = 0; j < n; ++j) ranked.push_back(polaformer::top_k(logits.data() + j * classes, classes, top));
+      for (size_t j = 0; j < ok.size(); ++j) ranked[ok[j]] = polaformer::top_k(logits.data() + j * classes, classes, top);
     }
   }
+  std::vector<bool> failed(sources.size(), false);
+  for (const auto &f : failures) failed[f.first] = true;
   py::list results;
-  for (const auto &row : ranked) {
-    py::list out;
-    for (const auto &[index, prob] : row) out.append(make_prediction(classes_[static_cast<size_t>(index)], prob, index));
-    results.append(out);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (failed[i]) {
+      results.append(py::none());
+      continue;
+    }
+    py::list row;
+    for (const auto &[index, prob] : ranked[i]) row.append(make_prediction(classes_[static_cast<size_t>(index)], prob, index));
+    results.append(row);
   }
-  return results;
+  if (failures.empty()) return results;
+  // The CLI's exit code 1 after it printed the others: the call fails, naming every bad image
+  // (the first few in the message), with what was classified still at hand.
+  constexpr size_t kNamed = 10;
+  std::string message = "Model.classify: " + std::to_string(failures.size()) + " of " + std::to_string(sources.size()) +
+                        " images could not be classified (the others' results are in .results):";
+  const std::string caller = "Model.classify: ";
+  py::list failure_list;
+  for (size_t k = 0; k < failures.size(); ++k) {
+    const auto &[i, why] = failures[k];
+    failure_list.append(py::make_tuple(i, why));
+    if (k < kNamed) message += "\n  " + sources[i].label.substr(caller.size()) + ": " + why;
+  }
+  if (failures.size() > kNamed) message += "\n  ... and " + std::to_string(failures.size() - kNamed) + " more (.failures lists them all)";
+  py::dict attributes;
+  attributes["results"] = results;
+  attributes["failures"] = failure_list;
+  raise_input_error(message, attributes);
 }
 
 py::tuple PyModel::input_shape() const { return py::make_tuple(shape_.channels, shape_.height, shape_.width); }

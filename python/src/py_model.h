@@ -56,9 +56,11 @@ class PyModel {
   int64_t images_per_call(int height, int width) const;
   // Decodes and preprocesses sources [begin, begin + n) into x on the
   // model's threads with the library's batch decoder (pola eval's): for small
-  // models decoding costs a sixth of the run. The first failing image's error is
-  // raised, named by its label.
-  void preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const;
+  // models decoding costs a sixth of the run. Images that cannot be read are
+  // appended to `failures` as (source index, the library's message); the
+  // others are written to their places in x. Returns the indices written.
+  std::vector<size_t> preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x,
+                                       std::vector<std::pair<size_t, std::string>> &failures) const;
 
   polaformer::Model model_;
   std::string path_;

@@ -167,9 +167,10 @@ typedef struct pola_image {
 
 /* Decodes and preprocesses `count` images into `out` (count * channels *
  * height * width floats, in order) on the model's threads, as `pola eval`
- * does (the same code). On failure the lowest-numbered failing image's error
- * is reported, and its number written to `*failed` (if not NULL; -1 when all
- * succeed). */
+ * does (the same code). Every image is attempted, and each one that can be
+ * read is written to its place even when others fail; the lowest-numbered
+ * failing image's error is reported, and its number written to `*failed`
+ * (if not NULL; -1 when all succeed or the failure is no image's). */
 POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const pola_image *images, int count,
                                                  float *out, int *failed);
 
