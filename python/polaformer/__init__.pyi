@@ -68,12 +68,13 @@ class Model:
 def convert(
     checkpoint: Union[str, os.PathLike[str]],
     output: Union[str, os.PathLike[str]],
-    labels: Union[str, os.PathLike[str], None] = None,
+    labels: Union[str, os.PathLike[str], Sequence[str], None] = None,
     arch: str | None = None,
     mean: Union[float, Sequence[float], None] = None,
     std: Union[float, Sequence[float], None] = None,
     resize: int | None = None,
     crop: int | None = None,
     interpolation: str | None = None,
+    dtype: str | None = None,
 ) -> None:
     """A checkpoint (.pth / .safetensors / .pola) -> a .pola model file, as `pola convert`."""

@@ -101,18 +101,22 @@ shape input_shape (C, H, W). m.run(m.preprocess(img)[None]) gives the
 logits classify ranks.)doc";
 
 const char *kConvertDoc = R"doc(convert(checkpoint, output, labels=None, arch=None, mean=None, std=None,
-        resize=None, crop=None, interpolation=None) -> None
+        resize=None, crop=None, interpolation=None, dtype=None) -> None
 
 Converts a PolaFormer checkpoint (a torch.save .pth zip or a .safetensors
 file; or an existing .pola model file, to re-write its metadata) into the
 model file `output`, as `pola convert` does.
 
-  labels         a text file of class names, one per line, in class order
+  labels         the class names, in class order: a sequence of str, or a
+                 text file of them, one per line (the same checks either way)
   arch           the preset the checkpoint must be (e.g. 'pola_pvt_tiny');
                  None detects it
   mean, std      normalization per input channel (a number or a sequence)
   resize, crop   the square resize and the center crop (= the input size)
   interpolation  the resize filter ('bicubic')
+  dtype          how the weights of the linear layers and patch embeddings
+                 are stored: None or 'f32' (float32), 'bf16' (about half
+                 the file), as `pola convert --dtype`
 
 Arguments left None keep the input model file's values (or the defaults
 for a checkpoint). Everything is checked before anything is written; the
@@ -151,7 +155,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("convert", &polaformer_py::convert, py::arg("checkpoint"), py::arg("output"), py::arg("labels") = py::none(),
         py::arg("arch") = py::none(), py::arg("mean") = py::none(), py::arg("std") = py::none(),
         py::arg("resize") = py::none(), py::arg("crop") = py::none(), py::arg("interpolation") = py::none(),
-        kConvertDoc);
+        py::arg("dtype") = py::none(), kConvertDoc);
 
   // For the GIL test only (tests/python/test_threads.py): see run_probe.h.
   m.def(

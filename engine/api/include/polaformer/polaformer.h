@@ -195,6 +195,13 @@ typedef struct pola_convert_options {
   int resize;                /* 0: keep; else the square size images are resized to */
   int crop;                  /* 0: keep; else the center crop (= the model's input size) */
   const char *interpolation; /* NULL: keep; else the resize filter (the engine implements "bicubic") */
+  /* NULL or "f32" (as `pola convert`): float32 weights; "bf16": the weights of the linear layers and
+   * patch embeddings stored as bf16 (`pola convert --dtype bf16`) */
+  const char *dtype;
+  /* NULL: see labels_file; else num_class_names class names, in class-index order, checked as the
+   * lines of a labels file are (messages name them labels[i]); not both with labels_file */
+  const char *const *class_names;
+  int num_class_names;
 } pola_convert_options;
 
 POLA_API pola_convert_options pola_default_convert_options(void);
