@@ -1,10 +1,16 @@
 // The extension module polaformer._core; the package polaformer re-exports it
 // (python/polaformer/__init__.py). Docstrings here are what help() shows.
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <polaformer/polaformer.h>
 
+#include "classify/class_ranking.h"
 #include "convert_binding.h"
 #include "errors.h"
 #include "py_features.h"
@@ -156,6 +162,30 @@ PYBIND11_MODULE(_core, m) {
         py::arg("arch") = py::none(), py::arg("mean") = py::none(), py::arg("std") = py::none(),
         py::arg("resize") = py::none(), py::arg("crop") = py::none(), py::arg("interpolation") = py::none(),
         py::arg("dtype") = py::none(), kConvertDoc);
+
+  // For polaformer.dask's output: the JSON line `pola classify --json` prints for an image (the
+  // same code, apps/classify/class_ranking.h), so both print the same text, probabilities included.
+  m.def(
+      "_classification_json",
+      [](const std::string &file, const std::vector<std::tuple<std::string, int, double>> &top,
+         const std::optional<std::string> &error) {
+        std::vector<pola::app::RankedClass> best;
+        std::vector<std::string> names;
+        for (const auto &[name, index, prob] : top) {
+          if (index < 0) throw py::value_error("a class index must be >= 0");
+          if (static_cast<size_t>(index) >= names.size()) names.resize(static_cast<size_t>(index) + 1);
+          names[static_cast<size_t>(index)] = name;
+          best.push_back({index, prob});
+        }
+        nlohmann::json line = pola::app::classification_json(file, best, names);
+        if (error) line["error"] = *error;
+        return line.dump();
+      },
+      py::arg("file"), py::arg("top"), py::arg("error") = py::none(),
+      "Internal: the JSON line of one image, top = [(class, index, probability)], as `pola classify --json`.");
+  m.def(
+      "_json_number", [](double value) { return nlohmann::json(value).dump(); }, py::arg("value"),
+      "Internal: a probability written as `pola classify --json` writes it.");
 
   // For the GIL test only (tests/python/test_threads.py): see run_probe.h.
   m.def(
