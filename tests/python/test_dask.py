@@ -146,6 +146,26 @@ def run_example(*argv):
     return subprocess.run([sys.executable, EXAMPLE, *map(str, argv)], capture_output=True, text=True, timeout=600)
 
 
+def test_the_example_names_a_bad_model_in_one_line(samples, tmp_path):
+    # as `pola classify`: "<program>: error: <file>: <problem>", exit code 1, no traceback
+    r = run_example("-m", tmp_path / "nope.pola", "-o", tmp_path / "out.csv", *samples)
+    assert (r.returncode, r.stderr) == (1, f"dask_classify: error: {tmp_path / 'nope.pola'}: cannot open: No such file or directory\n")
+    r = run_example("-m", samples[0], "-o", tmp_path / "out.csv", *samples)
+    assert r.returncode == 1 and r.stderr.startswith(f"dask_classify: error: {samples[0]}: this is a PNG image"), r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_the_example_fails_on_an_empty_folder(pvt_path, samples, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_example("-m", pvt_path, "-o", tmp_path / "out.csv", empty)
+    assert r.returncode == 1 and f"dask_classify: error: {empty}: no image files in this directory" in r.stderr, r.stderr
+    # beside images, it is named and the others are still classified (as `pola classify`)
+    r = run_example("-m", pvt_path, "-o", tmp_path / "out.jsonl", "--workers", 1, empty, samples[0])
+    assert r.returncode == 1 and f"{empty}: no image files in this directory" in r.stderr, r.stderr
+    assert [row["file"] for row in json_rows(tmp_path / "out.jsonl")] == [samples[0]]
+
+
 def test_each_error_names_its_own_image(pvt_path, samples, tmp_path):
     bad = tmp_path / "broken.png"
     bad.write_text("not an image")
