@@ -143,7 +143,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
       "features", "Write backbone feature maps (DIR/stage<i>.npy, NCHW) and the pooled embedding at any input size");
   auto a = std::make_shared<FeaturesArgs>();
   cmd->add_option("--model,-m", a->model, "Model file (.pola)")->required();
-  cmd->add_option("--input,-i", a->input, "Input .npy, float32 (batch, channels, height, width)");
+  cmd->add_option("--input,-i", a->input, "Input .npy (batch, channels, height, width) of real numbers (any float or integer dtype, converted to float32)");
   cmd->add_option("images", a->images, "Image files (decoded and normalized as the model prescribes; one batch)");
   cmd->add_option("--stages", a->stages, "Stages to write, comma-separated (default 1,2,3,4)");
   cmd->add_option("--size", a->size, "Resize image files to HEIGHTxWIDTH (default: their own size)");

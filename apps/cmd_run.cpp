@@ -1,4 +1,5 @@
-// `pola run`: logits for a float32 NCHW .npy batch, written as a .npy.
+// `pola run`: logits for an NCHW .npy batch (real numbers of any dtype, C or
+// Fortran order, read as float32 as Model.run converts them), written as a .npy.
 // With --dump-dir every named node's output is written as <name>.npy so any
 // intermediate can be compared with the PyTorch reference.
 #include <omp.h>
@@ -60,14 +61,14 @@ void run_command(const std::string &model_path, const std::string &input_path, c
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {
-  auto *cmd = root.add_subcommand("run", "Run a model on a float32 NCHW .npy batch; write (batch, classes) logits");
+  auto *cmd = root.add_subcommand("run", "Run a model on an NCHW .npy batch; write (batch, classes) float32 logits");
   auto model = std::make_shared<std::string>();
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto dump = std::make_shared<std::string>();
   auto threads = std::make_shared<int>(0);
   cmd->add_option("--model,-m", *model, "Model file (.pola)")->required();
-  cmd->add_option("--input,-i", *input, "Input .npy, float32 (batch, channels, height, width)")->required();
+  cmd->add_option("--input,-i", *input, "Input .npy (batch, channels, height, width) of real numbers: float32, or float16/64 or integers (either byte order, C or Fortran order) converted to float32 as Python's Model.run does")->required();
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
   cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
   cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");

@@ -96,4 +96,27 @@ std::vector<std::string> read_labels_file(const std::string &path) {
   return lines;
 }
 
+std::vector<std::string> checked_class_names(const std::vector<std::string> &names) {
+  if (names.empty()) throw InputError("labels is empty; give one class name per class, in class-index order");
+  std::vector<std::string> out;
+  std::map<std::string, size_t> first; // name -> its entry
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string entry = "labels[" + std::to_string(i) + "]";
+    std::string name = trimmed(names[i]);
+    if (name.empty()) throw InputError(entry + " is empty; every class needs a name");
+    if (name.find('\0') != std::string::npos) throw InputError(entry + " holds a NUL character");
+    try { // names are stored as JSON, which must be UTF-8
+      (void)nlohmann::json(name).dump();
+    } catch (const nlohmann::json::exception &) {
+      throw InputError(entry + " is not valid UTF-8 text");
+    }
+    auto [it, fresh] = first.emplace(name, i);
+    if (!fresh)
+      throw InputError(entry + ": class name '" + name + "' appears twice (labels[" + std::to_string(it->second) +
+                       "] and " + entry + ")");
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
 } // namespace pola::weights

@@ -21,4 +21,10 @@ std::vector<std::string> default_class_names(int64_t num_classes);
 // pola::InputError naming `path`, and the line, on any problem.
 std::vector<std::string> read_labels_file(const std::string &path);
 
+// Class names given as a list (pola_convert's class_names, Python's
+// convert(labels=[...])), under the rules of a labels file: spaces around a
+// name are dropped; an empty list, an empty name, a name that is not UTF-8 or
+// a name given twice is refused, naming the entry as labels[i] (from 0).
+std::vector<std::string> checked_class_names(const std::vector<std::string> &names);
+
 } // namespace pola::weights

@@ -1,22 +1,21 @@
 #include "class_ranking.h"
 
 #include <algorithm>
-#include <cmath>
+#include <stdexcept>
+
+#include <polaformer/polaformer.h>
 
 namespace pola::app {
 
 std::vector<RankedClass> rank_classes(const float *logits, int classes, int k) {
-  const float top = *std::max_element(logits, logits + classes);
-  double sum = 0;
-  std::vector<RankedClass> all(static_cast<size_t>(classes));
-  for (int i = 0; i < classes; ++i) sum += (all[i] = {i, std::exp(double(logits[i]) - top)}).prob;
-  for (auto &r : all) r.prob /= sum;
   k = std::max(0, std::min(k, classes));
-  std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const RankedClass &a, const RankedClass &b) {
-    return a.prob > b.prob || (a.prob == b.prob && a.index < b.index);
-  });
-  all.resize(static_cast<size_t>(k));
-  return all;
+  std::vector<int> index(static_cast<size_t>(k));
+  std::vector<double> prob(static_cast<size_t>(k));
+  if (k > 0 && pola_top_k(logits, classes, k, index.data(), prob.data()) != POLA_OK)
+    throw std::invalid_argument(pola_last_error());
+  std::vector<RankedClass> best;
+  for (size_t j = 0; j < index.size(); ++j) best.push_back({index[j], prob[j]});
+  return best;
 }
 
 nlohmann::json classification_json(const std::optional<std::string> &file, const std::vector<RankedClass> &best,

@@ -1,7 +1,7 @@
-// The answer of `pola classify --json` for one image, shared by the CLI and
-// `pola serve`'s /classify endpoint so both always print the same JSON.
-// Plain data in, JSON out: no engine types, so the server (which sees only
-// the public library) can use it too.
+// The answer of `pola classify --json` for one image, shared by the CLI,
+// `pola serve`'s /classify endpoint and the Dask example's JSON lines (through
+// the Python binding), so all of them print the same JSON. Plain data in,
+// JSON out, over the public library only (the server sees nothing else).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,8 +16,9 @@ struct RankedClass {
   double prob;
 };
 
-// Softmax of one row of logits (in double: probabilities of tiny classes
-// stay meaningful), the `k` best first; ties keep the lower index first.
+// The `k` most probable classes of one row of logits, best first: the
+// library's pola_top_k (a softmax in double), so these are the probabilities
+// Python and the Dask example report too.
 std::vector<RankedClass> rank_classes(const float *logits, int classes, int k);
 
 // {"file": file, "top": [{"index", "class", "prob"}, ...]}; without a file

@@ -105,9 +105,9 @@ def run_dask(layout, paths, model, batch, task_images, out_file):
             "images_per_second": summary["images_per_second"], "model_loads_per_worker": loads}
 
 
-def top1_by_path(out_file):
+def top1_by_file(out_file):
     with open(out_file) as f:
-        return {row["path"]: row["top"][0]["class"] for row in map(json.loads, f)}
+        return {row["file"]: row["top"][0]["class"] for row in map(json.loads, f)}
 
 
 def main():
@@ -154,7 +154,7 @@ def main():
                 out_file = os.path.join(scratch, f"dask-{r}-{name.replace(' ', '_')}.jsonl")
                 entry[name] = run_dask(name, paths, a.model, a.batch, a.task_images, out_file)
                 entry[name]["efficiency"] = entry[name]["images_per_second"] / reference
-                agreement[name] = top1_by_path(out_file)
+                agreement[name] = top1_by_file(out_file)
             result["rounds"].append(entry)
             print(f"round {r + 1}: " + ", ".join(f"{k} {v['images_per_second']:.0f} img/s" for k, v in entry.items()),
                   file=sys.stderr)

@@ -25,9 +25,20 @@ std::vector<double> values_of(const double *values, int count, const char *field
 // Option values the caller set, checked before any file is opened.
 pola::weights::MetadataOverrides overrides_from(const pola_convert_options &o) {
   pola::weights::MetadataOverrides m;
+  require(!(o.labels_file && o.class_names), "pola_convert: give options->labels_file or options->class_names, not both");
   if (o.labels_file) {
     m.class_names = pola::weights::read_labels_file(o.labels_file);
     m.class_names_file = o.labels_file;
+  }
+  if (o.class_names) {
+    require(o.num_class_names >= 0, "pola_convert: options->num_class_names must be >= 0");
+    std::vector<std::string> names;
+    for (int i = 0; i < o.num_class_names; ++i) {
+      require(o.class_names[i] != nullptr, "pola_convert: options->class_names holds a NULL name");
+      names.emplace_back(o.class_names[i]);
+    }
+    m.class_names = pola::weights::checked_class_names(names);
+    m.class_names_file = "labels"; // messages: "labels: 9 class names, but the model has 10"
   }
   if (o.mean) m.mean = values_of(o.mean, o.num_mean, "mean");
   if (o.std) m.std = values_of(o.std, o.num_std, "std");
@@ -56,6 +67,9 @@ POLA_API pola_convert_options pola_default_convert_options(void) {
   o.resize = 0;
   o.crop = 0;
   o.interpolation = nullptr;
+  o.dtype = nullptr;
+  o.class_names = nullptr;
+  o.num_class_names = 0;
   return o;
 }
 
@@ -70,6 +84,12 @@ POLA_API pola_status pola_convert(const char *checkpoint, const char *output, co
     pola::weights::check_output_is_not_input(output, inputs);
     pola::weights::ConvertOptions opt;
     if (o.arch) opt.arch = o.arch;
+    if (o.dtype) {
+      const std::string dtype = o.dtype;
+      if (dtype != "f32" && dtype != "bf16")
+        throw pola::InputError("dtype '" + dtype + "' is not one of f32, bf16 (how the weight matrices are stored)");
+      if (dtype == "bf16") opt.weight_dtype = pola::weights::StoredDtype::bf16;
+    }
     opt.metadata = overrides_from(o);
     const std::string input_name = checkpoint;
     opt.check_preprocess = [input_name](const nlohmann::json &pre, const pola::ModelConfig &config) {

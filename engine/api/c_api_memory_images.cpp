@@ -41,7 +41,7 @@ pola::preprocess::ImageU8 pixels_image(const unsigned char *pixels, int height, 
 pola::preprocess::ImageU8 load_image(const pola_image &image, int channels) {
   if (image.path) return pola::preprocess::decode_image(image.path, channels);
   if (image.data) {
-    require(image.size > 0, "pola_model_preprocess_batch: the image is empty (0 bytes)");
+    require(image.size > 0, "image bytes: empty (0 bytes), not an image file");
     return pola::preprocess::decode_image_from_memory(static_cast<const uint8_t *>(image.data), image.size,
                                                       "image bytes", channels);
   }

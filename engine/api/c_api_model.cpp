@@ -55,6 +55,8 @@ POLA_API const char *pola_model_precision(const pola_model *model) {
   return model ? pola::precision_name(model->model->precision().precision) : nullptr;
 }
 
+POLA_API int pola_model_threads(const pola_model *model) { return model ? model->model->threads() : 0; }
+
 POLA_API int pola_model_num_classes(const pola_model *model) {
   return model ? model->model->config().num_classes : 0;
 }

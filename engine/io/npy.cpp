@@ -5,7 +5,10 @@
 // ASCII Python dict literal ending in '\n'), then the raw data.
 #include "engine/io/npy.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -148,6 +151,124 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
+// How the elements of a .npy are stored: numpy's kind ('f' float, 'i' signed,
+// 'u' unsigned), bytes per element and byte order.
+struct ElementType {
+  char kind = 'f';
+  int size = 4;
+  bool big_endian = false;
+};
+
+// float128 ('f16') is the x87 80-bit format padded to 16 bytes, as numpy stores it on x86-64.
+constexpr bool kLongDoubleIsX87 = sizeof(long double) == 16 && LDBL_MANT_DIG == 64;
+
+// Real numbers of any width numpy writes, in either byte order: what Model.run
+// converts in Python, so `pola run` takes the same files. Everything else
+// (bool, complex, strings, objects, dates, structured) is refused.
+ElementType element_type(const std::string &path, const std::string &descr) {
+  const auto refuse = [&] {
+    fail_in_file(path, "dtype '" + descr +
+                           "' is not supported: a .npy input must hold real numbers (float16, float32, float64, "
+                           "float128 or integers, either byte order), which are converted to float32");
+  };
+  if (descr.size() < 3 || descr.size() > 4 || std::string("<>|=").find(descr[0]) == std::string::npos) refuse();
+  ElementType t;
+  t.kind = descr[1];
+  const std::string digits = descr.substr(2);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) refuse();
+  t.size = std::stoi(digits);
+  t.big_endian = descr[0] == '>';
+  const bool known = (t.kind == 'f' && (t.size == 2 || t.size == 4 || t.size == 8 || (t.size == 16 && kLongDoubleIsX87))) ||
+                     ((t.kind == 'i' || t.kind == 'u') && (t.size == 1 || t.size == 2 || t.size == 4 || t.size == 8));
+  if (!known || (descr[0] == '|' && t.size != 1)) refuse();
+  return t;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in float
+    const float v = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -v : v;
+  }
+  uint32_t bits = sign | (exponent == 0x1f ? 0x7f800000u | (mantissa << 13) : ((exponent + 112) << 23) | (mantissa << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Rounds to the nearest float as a C cast does (and so numpy's astype), with
+// magnitudes beyond float's range going to infinity instead of being undefined.
+template <class Wide>
+float narrow(Wide v) {
+  if (std::isfinite(v) && std::fabs(v) > static_cast<Wide>(FLT_MAX)) {
+    // Halfway between FLT_MAX and the next power of two rounds up (FLT_MAX's last bit is odd).
+    const Wide halfway = static_cast<Wide>(FLT_MAX) + std::ldexp(static_cast<Wide>(1), 103);
+    const float big = std::fabs(v) >= halfway ? std::numeric_limits<float>::infinity() : FLT_MAX;
+    return v < 0 ? -big : big;
+  }
+  return static_cast<float>(v);
+}
+
+// One element at `p` (native byte order) as float32.
+float element_value(const unsigned char *p, const ElementType &t) {
+  const auto load = [p](auto zero) {
+    decltype(zero) v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  switch (t.kind) {
+  case 'f':
+    if (t.size == 2) return half_to_float(load(uint16_t{}));
+    if (t.size == 4) return load(float{});
+    if (t.size == 8) return narrow(load(double{}));
+    return narrow(load(static_cast<long double>(0)));
+  case 'i':
+    if (t.size == 1) return static_cast<float>(load(int8_t{}));
+    if (t.size == 2) return static_cast<float>(load(int16_t{}));
+    if (t.size == 4) return static_cast<float>(load(int32_t{}));
+    return static_cast<float>(load(int64_t{}));
+  default:
+    if (t.size == 1) return static_cast<float>(load(uint8_t{}));
+    if (t.size == 2) return static_cast<float>(load(uint16_t{}));
+    if (t.size == 4) return static_cast<float>(load(uint32_t{}));
+    return static_cast<float>(load(uint64_t{}));
+  }
+}
+
+// Reads `numel` elements of type `t` from `in` into `out` (C order), a chunk
+// at a time so a float64 file never needs twice its size in memory. A
+// Fortran-order file lists the elements first index fastest.
+void read_converted(std::ifstream &in, const std::string &path, const ElementType &t, bool fortran_order,
+                    const std::vector<int64_t> &shape, float *out, uint64_t numel) {
+  std::vector<int64_t> c_stride(shape.size(), 1), index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 1;) c_stride[d - 1] = c_stride[d] * shape[d];
+  constexpr uint64_t kChunkElements = 1 << 16;
+  std::vector<unsigned char> chunk(static_cast<size_t>(std::min(numel, kChunkElements)) * t.size);
+  int64_t dst = 0; // where the next element goes, for Fortran order
+  for (uint64_t first = 0; first < numel; first += kChunkElements) {
+    const uint64_t n = std::min(kChunkElements, numel - first);
+    in.read(reinterpret_cast<char *>(chunk.data()), static_cast<std::streamsize>(n * t.size));
+    if (!in) fail_in_file(path, "read error in the .npy data");
+    for (uint64_t e = 0; e < n; ++e) {
+      unsigned char *p = chunk.data() + e * t.size;
+      if (t.big_endian) std::reverse(p, p + t.size);
+      const float v = element_value(p, t);
+      if (!fortran_order) {
+        out[first + e] = v;
+        continue;
+      }
+      out[dst] = v;
+      for (size_t d = 0; d < shape.size(); ++d) { // the next index, dimension 0 fastest
+        dst += c_stride[d];
+        if (++index[d] < shape[d]) break;
+        dst -= c_stride[d] * shape[d];
+        index[d] = 0;
+      }
+    }
+  }
+}
+
 uint64_t read_le(const unsigned char *p, int bytes) {
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
@@ -208,27 +329,31 @@ NpyArray read_npy(const std::string &path) {
   bool fortran_order = true;
   NpyArray out;
   HeaderParser(path, header).parse(&descr, &fortran_order, &out.shape);
-  if (descr != "<f4") fail_in_file(path, "dtype '" + descr + "' is not supported (only little-endian float32 '<f4')");
-  if (fortran_order) fail_in_file(path, "Fortran-order arrays are not supported (save with C order)");
+  const ElementType type = element_type(path, descr);
 
-  // Element count with overflow checks; must match the bytes that follow.
+  // Element count with overflow checks (the floats it becomes, too); must match the bytes that follow.
   const uint64_t data_bytes = file_size - preamble_len - header_len;
+  const uint64_t widest = static_cast<uint64_t>(std::max(type.size, 4));
   uint64_t numel = 1;
   for (int64_t d : out.shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
-    if (ud != 0 && numel > (std::numeric_limits<uint64_t>::max() / 4) / ud)
+    if (ud != 0 && numel > (std::numeric_limits<uint64_t>::max() / widest) / ud)
       fail_in_file(path, "shape " + shape_text(out.shape) + " is absurdly large");
     numel *= ud;
   }
-  if (numel * 4 != data_bytes)
-    fail_in_file(path, "shape " + shape_text(out.shape) + " needs " + std::to_string(numel * 4) + " data bytes but the file has " +
-                   std::to_string(data_bytes));
+  const uint64_t needed = numel * static_cast<uint64_t>(type.size);
+  if (needed != data_bytes)
+    fail_in_file(path, "shape " + shape_text(out.shape) + " of '" + descr + "' needs " + std::to_string(needed) +
+                           " data bytes but the file has " + std::to_string(data_bytes));
 
   out.data.resize(numel);
-  if (numel) {
+  if (numel == 0) return out;
+  if (descr == "<f4" && !fortran_order) { // the common case: the bytes are the floats
     in.read(reinterpret_cast<char *>(out.data.data()), static_cast<std::streamsize>(numel * 4));
     if (!in) fail_in_file(path, "read error in the .npy data");
+    return out;
   }
+  read_converted(in, path, type, fortran_order, out.shape, out.data.data(), numel);
   return out;
 }
 

@@ -1,5 +1,5 @@
-// NumPy .npy files of float32: the exchange format for inputs, dumped
-// activations and reference outputs. The writer emits version 1.0 with the
+// NumPy .npy files: the exchange format for inputs, dumped activations and
+// reference outputs. The writer emits float32, version 1.0, with the
 // header padded so the data starts on a 64-byte boundary. The reader trusts
 // nothing: magic, version, header length, the header dictionary, the dtype,
 // the memory order and the shape are all checked against the file size before
@@ -20,7 +20,10 @@ struct NpyArray {
 // Largest rank the reader accepts; nothing in the engine goes beyond 6.
 constexpr size_t kNpyMaxRank = 16;
 
-// Reads a little-endian float32 ('<f4'), C-order .npy (versions 1.0, 2.0, 3.0).
+// Reads a .npy (versions 1.0, 2.0, 3.0) of real numbers as float32 in C order:
+// float16/32/64/128 and 1- to 8-byte integers in either byte order, C or
+// Fortran order, converted as numpy's astype(float32) does (round to
+// nearest; beyond float32's range becomes infinity). Other dtypes are refused.
 NpyArray read_npy(const std::string &path);
 
 // Writes `data` (product(shape) floats, row-major) as a version 1.0 .npy.

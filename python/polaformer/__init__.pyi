@@ -11,6 +11,17 @@ __version__: str
 # or decoded uint8 pixels (H x W, or H x W x C with C in 1..4).
 Image = Union[str, os.PathLike[str], bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
 
+class Prediction(tuple[str, float]):
+    """One class of Model.classify's answer: the pair (class_name, prob), with .index."""
+
+    @property
+    def class_name(self) -> str: ...
+    @property
+    def prob(self) -> float: ...
+    @property
+    def index(self) -> int:
+        """The class's position in Model.classes (class names need not be unique)."""
+
 class Error(Exception): ...
 class InputError(Error, ValueError): ...
 class InternalError(Error, RuntimeError): ...
@@ -29,8 +40,8 @@ class Model:
         """Logits (N, classes) of a preprocessed (N, C, H, W) batch, at any H x W the model accepts."""
     def classify(
         self, images: Union[Image, Iterable[Image]], top: int = 5, batch: int = 32
-    ) -> list[list[tuple[str, float]]]:
-        """The `top` (class, probability) pairs of each image, best first."""
+    ) -> list[list[Prediction]]:
+        """The `top` (class, probability) pairs of each image, best first, with their class indices."""
     def preprocess(self, image: Image) -> npt.NDArray[np.float32]:
         """One image preprocessed as the model prescribes: (C, H, W) float32."""
     def features(
@@ -49,19 +60,21 @@ class Model:
     @property
     def path(self) -> str: ...
     @property
-    def threads(self) -> int: ...
+    def threads(self) -> int:
+        """Engine threads per run (threads=None or 0 resolved to the core count)."""
     @property
     def precision(self) -> str: ...
 
 def convert(
     checkpoint: Union[str, os.PathLike[str]],
     output: Union[str, os.PathLike[str]],
-    labels: Union[str, os.PathLike[str], None] = None,
+    labels: Union[str, os.PathLike[str], Sequence[str], None] = None,
     arch: str | None = None,
     mean: Union[float, Sequence[float], None] = None,
     std: Union[float, Sequence[float], None] = None,
     resize: int | None = None,
     crop: int | None = None,
     interpolation: str | None = None,
+    dtype: str | None = None,
 ) -> None:
     """A checkpoint (.pth / .safetensors / .pola) -> a .pola model file, as `pola convert`."""

@@ -14,11 +14,15 @@ Each worker process loads the model once, on its first task, and keeps it for
 every later task (one Model serves all the worker's task threads: inference
 releases the GIL). Each task thread's engine gets the machine's cores divided by
 the Dask task threads of all workers on that machine, so workers x threads never
-oversubscribe the cores. Results come back in input order and are written as
-CSV (path, class_1, prob_1, ..., error) or JSON lines
-({"path": ..., "top": [{"class": ..., "prob": ...}, ...]}), by the output's
-extension. An image that cannot be read gets an `error` and does not stop
-the run.
+oversubscribe the cores (engine_threads=None or 0: that share; as everywhere,
+0 means all the cores, here shared by the machine's task threads). Results
+come back in input order and are written as JSON lines, each exactly the line
+`pola classify --json` prints for the image ({"file": ..., "top": [{"class",
+"index", "prob"}, ...]}, the same probabilities to the last digit), or as CSV
+(file, class_1, index_1, prob_1, ..., error), by the output's extension. An
+image that cannot be read gets a row with its `error` ("<file>: <problem>", as
+`pola classify` names it on stderr) and does not stop the run; a folder
+without images is named in the summary's `failures`, as the CLI names it.
 
 On a real cluster every worker needs the polaformer package (the same build)
 and python3-distributed, and must see the model file and the images at the
@@ -33,10 +37,13 @@ import time
 
 import dask
 import polaformer
+from polaformer import _core
 from dask.distributed import Client, LocalCluster, get_worker
 from distributed.comm import get_address_host
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".pgm", ".ppm", ".pnm", ".pbm", ".tga", ".psd")
+# The image files a folder stands for: those `pola classify` takes from a folder (apps/classify/image_inputs.cpp).
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga", ".psd", ".pnm", ".pgm", ".ppm", ".pbm", ".hdr",
+                    ".pic")
 
 # ---- worker side: one model per process -------------------------------------
 _models = {}
@@ -91,29 +98,22 @@ def _worker_model(model_path, threads):
 def classify_batch(joined_paths, model_path, top, threads_by_host, engine_threads=None, batch=64):
     """One task: for each image of `joined_paths` (absolute paths on this worker, joined by NUL: one
     string, which Dask neither walks item by item nor pickles as 1000 objects), in order, its top-k
-    as a list of (class, probability), or the error message (a str) if it cannot be read."""
+    as a list of (class, class index, probability), or the library's message (a str) if it cannot be
+    read."""
     paths = joined_paths.split("\0")
     model = _worker_model(model_path, engine_threads or _core_share(threads_by_host))
     with _models_lock:
         _tasks[model_path] += 1
     try:
-        return model.classify(paths, top=top, batch=min(batch, len(paths)))
-    except polaformer.InputError:
-        pass  # a bad image among good ones: classify its engine batch one image at a time, so only it fails
-    ranked = []
-    for i in range(0, len(paths), batch):
-        part = paths[i:i + batch]
-        try:
-            ranked += model.classify(part, top=top, batch=len(part))
-            continue
-        except polaformer.InputError:
-            pass
-        for p in part:
-            try:
-                ranked += model.classify([p], top=top)
-            except polaformer.InputError as e:
-                ranked.append(str(e))
-    return ranked
+        ranked = model.classify(paths, top=top, batch=min(batch, len(paths)))
+    except polaformer.InputError as e:  # some images could not be read: the others are classified
+        ranked = getattr(e, "results", None)
+        if ranked is None:
+            raise
+        for i, message in e.failures:
+            ranked[i] = message
+    return [answer if isinstance(answer, str) else [(p.class_name, p.index, p.prob) for p in answer]
+            for answer in ranked]
 
 
 def worker_counts():
@@ -123,20 +123,32 @@ def worker_counts():
 
 
 # ---- client side --------------------------------------------------------------
-def image_paths(inputs):
-    """Files as given; folders expanded to the image files under them, recursively, sorted."""
-    out = []
+def image_inputs(inputs):
+    """(files, problems): files as given, folders expanded to the image files under them, recursively,
+    sorted by path (symbolic links to folders not followed), as `pola classify` expands its arguments;
+    problems names each folder that gave none ("DIR: ...", as the CLI says it)."""
+    files, problems = [], []
     for item in inputs:
         item = os.fspath(item)
-        if os.path.isdir(item):
-            found = []
-            for root, dirs, files in os.walk(item):
-                dirs.sort()
-                found += [os.path.join(root, f) for f in files if f.lower().endswith(IMAGE_EXTENSIONS)]
-            out += sorted(found)
+        if not os.path.isdir(item):
+            files.append(item)
+            continue
+        found, walk_errors = [], []
+        for root, dirs, names in os.walk(item, onerror=walk_errors.append):
+            found += [os.path.join(root, f) for f in names
+                      if f.lower().endswith(IMAGE_EXTENSIONS) and os.path.isfile(os.path.join(root, f))]
+        if walk_errors:
+            problems.append(f"{item}: cannot read the directory: {walk_errors[0].strerror}")
+        elif not found:
+            problems.append(f"{item}: no image files in this directory (looked for {' '.join(IMAGE_EXTENSIONS)})")
         else:
-            out.append(item)
-    return out
+            files += sorted(found)
+    return files, problems
+
+
+def image_paths(inputs):
+    """The image files of image_inputs(inputs)."""
+    return image_inputs(inputs)[0]
 
 
 def passive_openmp_workers():
@@ -159,31 +171,42 @@ def threads_by_host(client):
     return dict(counts)
 
 
+def _json_line(path, top, error):
+    """The line `pola classify --json` prints for the image, plus its `error` if it has one."""
+    try:
+        for text in (path, error or "", *(c for c, _, _ in top)):
+            text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 (os.fsdecode's surrogates): escaped, as json does
+        row = {"file": path, "top": [{"class": c, "index": i, "prob": p} for c, i, p in top]}
+        return json.dumps(dict(row, error=error) if error is not None else row, sort_keys=True, separators=(",", ":"))
+    return _core._classification_json(path, top, error)
+
+
 class _Writer:
+    """Rows in input order. The JSON lines and the probabilities' digits come from the code that prints
+    `pola classify --json` (through the binding), so both print the same text for an image."""
+
     def __init__(self, path, top):
         self.jsonl = path.endswith((".jsonl", ".json"))
         self.file = open(path, "w", newline="", encoding="utf-8")
         if not self.jsonl:
             self.csv = csv.writer(self.file)
-            header = ["path"]
+            header = ["file"]
             for k in range(1, top + 1):
-                header += [f"class_{k}", f"prob_{k}"]
+                header += [f"class_{k}", f"index_{k}", f"prob_{k}"]
             self.csv.writerow(header + ["error"])
         self.top = top
 
     def write(self, path, answer):
-        """One image's row: `answer` is its top-k as (class, probability) pairs, or an error message."""
+        """One image's row: `answer` is its top-k as (class, index, probability), or "<file>: <problem>"."""
         error = answer if isinstance(answer, str) else None
         top = [] if error is not None else answer
         if self.jsonl:
-            row = {"path": path, "top": [{"class": c, "prob": p} for c, p in top]}
-            if error is not None:
-                row["error"] = error
-            self.file.write(json.dumps(row) + "\n")
+            self.file.write(_json_line(path, top, error) + "\n")
             return
         cells = [path]
         for k in range(self.top):
-            cells += [top[k][0], repr(top[k][1])] if k < len(top) else ["", ""]
+            cells += [top[k][0], top[k][1], _core._json_number(top[k][2])] if k < len(top) else ["", "", ""]
         self.csv.writerow(cells + [error or ""])
 
     def close(self):
@@ -200,20 +223,27 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
     threads, shrinking towards the end) in engine runs of `batch` images, on `engine_threads` engine threads (None: the task
     thread's share of its machine's cores).
     Writes one row per image to `output` (.csv, or .jsonl for JSON lines) in input order. Returns a
-    summary dict: images, errors, batches (tasks), largest_task (images), seconds, images_per_second, and
-    per worker address its model loads and tasks (each worker that ran a task loads the model once).
+    summary dict: images, errors (images that could not be read), failures (a message for each of
+    them, "<file>: <problem>", after one for each folder without images), batches (tasks),
+    largest_task (images), seconds, images_per_second, and per worker address its model loads and
+    tasks (each worker that ran a task loads the model once). Bad arguments and a model that cannot
+    be loaded raise polaformer.InputError.
     """
     if top < 1 or batch < 1 or (task_images is not None and task_images < 1):
-        raise ValueError("top, batch and task_images must be >= 1")
-    if engine_threads is not None and engine_threads < 1:
-        raise ValueError("engine_threads must be >= 1 (or None: from the cores)")
-    given = image_paths(inputs)
+        raise polaformer.InputError("top, batch and task_images must be >= 1")
+    if engine_threads is not None and engine_threads < 0:
+        raise polaformer.InputError("engine_threads must be >= 0 (0 or None: the task thread's share of the cores)")
+    given, problems = image_inputs(inputs)
     if any("\0" in p for p in given):  # tasks carry their paths joined by NUL
-        raise ValueError("an image path contains a NUL character")
+        raise polaformer.InputError("an image path contains a NUL character")
     model_path = os.path.abspath(os.fspath(model))
     if os.path.exists(model_path) or (client is None and not scheduler):
         polaformer.Model(model_path, threads=1)  # a bad model file fails here, once, not on every worker
     # (otherwise only the workers see the file: the first task's error names it)
+    if not given:  # nothing to classify (an empty folder, say): no cluster to start
+        _Writer(output, top).close()
+        return {"images": 0, "errors": 0, "failures": problems, "batches": 0, "largest_task": 0, "seconds": 0.0,
+                "images_per_second": 0.0, "workers": {}}
     cluster = None
     if client is None:
         if scheduler:
@@ -227,7 +257,9 @@ def classify_files(inputs, model, output, scheduler=None, client=None, workers=2
     else:
         owned_client = None
     try:
-        return _classify_on(client, given, model_path, output, engine_threads, top, batch, task_images)
+        summary = _classify_on(client, given, model_path, output, engine_threads, top, batch, task_images)
+        summary["failures"] = problems + summary["failures"]
+        return summary
     finally:
         if owned_client is not None:
             owned_client.close()
@@ -257,7 +289,7 @@ def _classify_on(client, given, model_path, output, engine_threads, top, batch, 
     window = max(8, 4 * sum(hosts.values()))
     pending = collections.deque()
     writer = _Writer(output, top)
-    errors = 0
+    failures = []
     start = time.perf_counter()
     try:
         next_task = 0
@@ -272,7 +304,11 @@ def _classify_on(client, given, model_path, output, engine_threads, top, batch, 
                 next_task += len(group)
             paths, future = pending.popleft()
             for given_path, answer in zip(paths, future.result()):  # the path as the caller named it
-                errors += isinstance(answer, str)
+                if isinstance(answer, str):  # the library names the worker's absolute path: name the caller's
+                    absolute = os.path.abspath(given_path)
+                    if answer.startswith(absolute + ": "):
+                        answer = given_path + answer[len(absolute):]
+                    failures.append(answer)
                 writer.write(given_path, answer)
             future.release()
     finally:
@@ -280,7 +316,8 @@ def _classify_on(client, given, model_path, output, engine_threads, top, batch, 
     seconds = time.perf_counter() - start
     return {
         "images": len(given),
-        "errors": errors,
+        "errors": len(failures),
+        "failures": failures,
         "batches": len(tasks),
         "largest_task": max(sizes, default=0),
         "seconds": seconds,

@@ -45,6 +45,25 @@ int size_of(const py::object &v, const char *name) {
   return static_cast<int>(n);
 }
 
+// labels: a labels file (a path), or the class names themselves (any
+// sequence of str, checked by the library as a file's lines are).
+bool is_path(const py::object &v) { return py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__"); }
+
+std::vector<std::string> names_of(const py::object &labels) {
+  if (py::isinstance<py::bytes>(labels) || !py::hasattr(labels, "__iter__"))
+    throw_input_error("convert: labels must be a path (str or os.PathLike) or a sequence of class names");
+  std::vector<std::string> names;
+  for (py::handle item : labels) {
+    const std::string entry = "convert: labels[" + std::to_string(names.size()) + "]";
+    if (!py::isinstance<py::str>(item))
+      throw_input_error(entry + " must be a str, got " + py::str(py::type::of(item).attr("__name__")).cast<std::string>());
+    names.push_back(item.cast<std::string>());
+    if (names.back().find('\0') != std::string::npos) throw_input_error(entry + " holds a NUL character");
+  }
+  if (names.empty()) throw_input_error("convert: labels is empty; give one class name per class, in class-index order");
+  return names;
+}
+
 std::string text_of(const py::object &v, const char *name) {
   if (!py::isinstance<py::str>(v)) throw_input_error(std::string("convert: ") + name + " must be a str or None");
   return v.cast<std::string>();
@@ -54,12 +73,25 @@ std::string text_of(const py::object &v, const char *name) {
 
 void convert(const py::object &checkpoint, const py::object &output, const py::object &labels, const py::object &arch,
              const py::object &mean, const py::object &std, const py::object &resize, const py::object &crop,
-             const py::object &interpolation) {
+             const py::object &interpolation, const py::object &dtype) {
   const std::string in = path_of(checkpoint, "checkpoint"), out = path_of(output, "output");
-  std::string labels_path, arch_name, interpolation_name;
+  std::string labels_path, arch_name, interpolation_name, dtype_name;
+  std::vector<std::string> names;
+  std::vector<const char *> name_pointers;
   std::vector<double> mean_values, std_values;
   pola_convert_options o = pola_default_convert_options();
-  if (!labels.is_none()) o.labels_file = (labels_path = path_of(labels, "labels")).c_str();
+  if (!labels.is_none() && is_path(labels)) {
+    o.labels_file = (labels_path = path_of(labels, "labels")).c_str();
+  } else if (!labels.is_none()) {
+    names = names_of(labels);
+    for (const auto &n : names) name_pointers.push_back(n.c_str());
+    o.class_names = name_pointers.data();
+    o.num_class_names = static_cast<int>(name_pointers.size());
+  }
+  if (!dtype.is_none()) {
+    if (!py::isinstance<py::str>(dtype)) throw_input_error("convert: dtype must be 'f32', 'bf16' or None");
+    o.dtype = (dtype_name = dtype.cast<std::string>()).c_str();
+  }
   if (!arch.is_none()) o.arch = (arch_name = text_of(arch, "arch")).c_str();
   if (!mean.is_none()) {
     mean_values = numbers_of(mean, "mean");

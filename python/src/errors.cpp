@@ -47,4 +47,11 @@ void register_errors(py::module_ &m) {
 
 void throw_input_error(const std::string &message) { throw polaformer::InputError(message); }
 
+void raise_input_error(const std::string &message, const py::dict &attributes) {
+  py::object error = py::reinterpret_borrow<py::object>(g_input_error)(message);
+  for (const auto &[name, value] : attributes) error.attr(name) = value;
+  PyErr_SetObject(g_input_error, error.ptr());
+  throw py::error_already_set();
+}
+
 } // namespace polaformer_py

@@ -18,4 +18,8 @@ void register_errors(pybind11::module_ &m);
 // Raise polaformer.InputError from C++ (a C++ exception the translator maps).
 [[noreturn]] void throw_input_error(const std::string &message);
 
+// Raise polaformer.InputError carrying attributes (the GIL held), e.g. the
+// results Model.classify still has when some images failed.
+[[noreturn]] void raise_input_error(const std::string &message, const pybind11::dict &attributes);
+
 } // namespace polaformer_py

@@ -6,6 +6,7 @@
 
 #include "errors.h"
 #include "image_sources.h"
+#include "prediction.h"
 #include "run_probe.h"
 
 namespace py = pybind11;
@@ -24,14 +25,15 @@ std::string path_argument(const py::object &path) {
   return p.cast<std::string>();
 }
 
+// None or 0: all cores, as the CLI's --threads 0 and pola_options.threads.
 int threads_argument(const py::object &threads) {
   if (threads.is_none()) return 0;
   // Integers of any kind (numpy's too, through __index__), not bools or floats.
   if (py::isinstance<py::bool_>(threads) || !py::hasattr(threads, "__index__"))
-    throw_input_error("Model: threads must be an int >= 1 or None (all cores)");
+    throw_input_error("Model: threads must be an int >= 0 (0 or None: all cores)");
   const py::int_ index = py::module_::import("operator").attr("index")(threads);
-  if (index > py::int_(4096) || index < py::int_(1))
-    throw_input_error("Model: threads must be in 1..4096 or None (all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
+  if (index > py::int_(4096) || index < py::int_(0))
+    throw_input_error("Model: threads must be in 0..4096 (0 or None: all cores), got " + py::str(static_cast<py::handle>(index)).cast<std::string>());
   const long long n = index.cast<long long>();
   return static_cast<int>(n);
 }
@@ -77,15 +79,14 @@ PyModel::LoadArgs PyModel::load_args(const py::object &path, const py::object &t
                                      bool allow_nonfinite) {
   LoadArgs a;
   a.path = path_argument(path);
-  a.threads = threads_argument(threads);
-  a.options = load_options(a.threads, precision_argument(precision), allow_nonfinite); // before anything is loaded
+  a.options = load_options(threads_argument(threads), precision_argument(precision), allow_nonfinite); // before anything is loaded
   return a;
 }
 
 PyModel::PyModel(const py::object &path, const py::object &threads, const py::object &precision, bool allow_nonfinite)
     : PyModel(load_args(path, threads, precision, allow_nonfinite)) {}
 
-PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.path), threads_(a.threads) {
+PyModel::PyModel(const LoadArgs &a) : model_(load(a.path, a.options)), path_(a.path), threads_(model_.threads()) {
   const auto s = model_.input_shape();
   shape_ = ImageShape{s.channels, s.height, s.width};
   classes_ = model_.class_names();
@@ -165,45 +166,93 @@ py::array_t<float> PyModel::preprocess(const py::object &image) {
   return x;
 }
 
-void PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const {
+std::vector<size_t> PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n,
+                                              float *x, std::vector<std::pair<size_t, std::string>> &failures) const {
+  const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   std::vector<pola_image> images(n);
   for (size_t j = 0; j < n; ++j) images[j] = as_pola_image(sources[begin + j]);
-  int failed = -1;
-  const pola_status status = pola_model_preprocess_batch(model_.get(), images.data(), static_cast<int>(n), x, &failed);
-  if (status == POLA_OK) return;
-  const std::string message =
-      (failed >= 0 ? sources[begin + static_cast<size_t>(failed)].label + ": " : std::string()) + pola_last_error();
-  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
-  throw polaformer::InternalError(message);
+  std::vector<size_t> written;
+  // The library writes every image it can read and names the lowest that fails:
+  // keep those before it and go on after it until the rest is read.
+  for (size_t from = 0; from < n;) {
+    int failed = -1;
+    const pola_status status = pola_model_preprocess_batch(model_.get(), images.data() + from, static_cast<int>(n - from),
+                                                           x + from * per_image, &failed);
+    if (status != POLA_OK && (status != POLA_ERROR_INPUT || failed < 0)) { // not one image's fault
+      const std::string message = std::string("Model.classify: ") + pola_last_error();
+      if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+      throw polaformer::InternalError(message);
+    }
+    const size_t good = status == POLA_OK ? n - from : static_cast<size_t>(failed);
+    for (size_t j = from; j < from + good; ++j) written.push_back(begin + j);
+    if (status == POLA_OK) break;
+    failures.emplace_back(begin + from + good, pola_last_error());
+    from += good + 1;
+  }
+  return written;
 }
 
-std::vector<std::vector<std::pair<std::string, float>>> PyModel::classify(const py::object &images, int top, int batch) {
+py::list PyModel::classify(const py::object &images, int top, int batch) {
   if (top < 1) throw_input_error("Model.classify: top must be >= 1, got " + std::to_string(top));
   if (batch < 1 || batch > kMaxRunImages)
     throw_input_error("Model.classify: batch must be in 1.." + std::to_string(kMaxRunImages) + ", got " +
                       std::to_string(batch));
+  // Arguments that are not images at all (None, numbers, float arrays) are the caller's bug: refused here, before anything runs.
   const std::vector<ImageSource> sources = collect_images(images, "Model.classify");
   const size_t per_image = static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   const int classes = static_cast<int>(classes_.size());
-  std::vector<std::vector<std::pair<std::string, float>>> results;
-  results.reserve(sources.size());
-  py::gil_scoped_release nogil; // only C++ objects from here on
-  std::vector<float> x, logits;
-  for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
-    const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
-    x.resize(n * per_image);
-    logits.resize(n * static_cast<size_t>(classes));
-    preprocess_batch(sources, begin, n, x.data());
-    run_released("Model.classify", x.data(), static_cast<int64_t>(n), shape_.height, shape_.width, logits.data(),
-                 static_cast<int64_t>(begin));
-    for (size_t j = 0; j < n; ++j) {
-      std::vector<std::pair<std::string, float>> ranked;
-      for (const auto &[index, prob] : polaformer::top_k(logits.data() + j * classes, classes, top))
-        ranked.emplace_back(classes_[static_cast<size_t>(index)], prob);
-      results.push_back(std::move(ranked));
+  // Per image, (class index, probability) best first; empty for an image that could not be read.
+  std::vector<std::vector<std::pair<int, double>>> ranked(sources.size());
+  std::vector<std::pair<size_t, std::string>> failures; // (image, the library's message), in image order
+  {
+    py::gil_scoped_release nogil; // only C++ objects in here
+    std::vector<float> x, logits;
+    for (size_t begin = 0; begin < sources.size(); begin += static_cast<size_t>(batch)) {
+      const size_t n = std::min(static_cast<size_t>(batch), sources.size() - begin);
+      x.resize(n * per_image);
+      // As `pola classify`: an image that cannot be read is set aside and the rest of its batch runs together.
+      const std::vector<size_t> ok = preprocess_batch(sources, begin, n, x.data(), failures);
+      for (size_t j = 0; j < ok.size(); ++j)
+        if (ok[j] - begin != j)
+          std::copy_n(x.data() + (ok[j] - begin) * per_image, per_image, x.data() + j * per_image);
+      if (ok.empty()) continue;
+      logits.resize(ok.size() * static_cast<size_t>(classes));
+      run_released("Model.classify", x.data(), static_cast<int64_t>(ok.size()), shape_.height, shape_.width,
+                   logits.data(), static_cast<int64_t>(ok.front()));
+      // pola_top_k: the probabilities `pola classify` prints, the same doubles
+      for (size_t j = 0; j < ok.size(); ++j) ranked[ok[j]] = polaformer::top_k(logits.data() + j * classes, classes, top);
     }
   }
-  return results;
+  std::vector<bool> failed(sources.size(), false);
+  for (const auto &f : failures) failed[f.first] = true;
+  py::list results;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (failed[i]) {
+      results.append(py::none());
+      continue;
+    }
+    py::list row;
+    for (const auto &[index, prob] : ranked[i]) row.append(make_prediction(classes_[static_cast<size_t>(index)], prob, index));
+    results.append(row);
+  }
+  if (failures.empty()) return results;
+  // The CLI's exit code 1 after it printed the others: the call fails, naming every bad image
+  // (the first few in the message), with what was classified still at hand.
+  constexpr size_t kNamed = 10;
+  std::string message = "Model.classify: " + std::to_string(failures.size()) + " of " + std::to_string(sources.size()) +
+                        " images could not be classified (the others' results are in .results):";
+  const std::string caller = "Model.classify: ";
+  py::list failure_list;
+  for (size_t k = 0; k < failures.size(); ++k) {
+    const auto &[i, why] = failures[k];
+    failure_list.append(py::make_tuple(i, why));
+    if (k < kNamed) message += "\n  " + sources[i].label.substr(caller.size()) + ": " + why;
+  }
+  if (failures.size() > kNamed) message += "\n  ... and " + std::to_string(failures.size() - kNamed) + " more (.failures lists them all)";
+  py::dict attributes;
+  attributes["results"] = results;
+  attributes["failures"] = failure_list;
+  raise_input_error(message, attributes);
 }
 
 py::tuple PyModel::input_shape() const { return py::make_tuple(shape_.channels, shape_.height, shape_.width); }
@@ -212,7 +261,7 @@ py::object PyModel::info() const { return py::module_::import("json").attr("load
 
 std::string PyModel::repr() const {
   return "<polaformer.Model '" + path_ + "': " + std::to_string(classes_.size()) + " classes, input " + shape_.text() +
-         ", threads " + (threads_ ? std::to_string(threads_) : std::string("all")) + ">";
+         ", threads " + std::to_string(threads_) + ">";
 }
 
 } // namespace polaformer_py

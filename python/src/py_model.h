@@ -23,8 +23,8 @@ class PyModel {
 
   pybind11::array_t<float> run(const pybind11::object &x);
   pybind11::array_t<float> preprocess(const pybind11::object &image);
-  // One list of (class name, probability) per image, best first.
-  std::vector<std::vector<std::pair<std::string, float>>> classify(const pybind11::object &images, int top, int batch);
+  // One list of polaformer.Prediction (class name, probability; .index) per image, best first.
+  pybind11::list classify(const pybind11::object &images, int top, int batch);
 
   const std::string &path() const { return path_; }
   std::string precision() const { return model_.precision(); }
@@ -39,7 +39,6 @@ class PyModel {
  private:
   struct LoadArgs {
     std::string path;
-    int threads = 0;
     pola_options options{};
   };
   // Every argument checked (raising polaformer.InputError) before the load.
@@ -57,13 +56,15 @@ class PyModel {
   int64_t images_per_call(int height, int width) const;
   // Decodes and preprocesses sources [begin, begin + n) into x on the
   // model's threads with the library's batch decoder (pola eval's): for small
-  // models decoding costs a sixth of the run. The first failing image's error is
-  // raised, named by its label.
-  void preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const;
+  // models decoding costs a sixth of the run. Images that cannot be read are
+  // appended to `failures` as (source index, the library's message); the
+  // others are written to their places in x. Returns the indices written.
+  std::vector<size_t> preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x,
+                                       std::vector<std::pair<size_t, std::string>> &failures) const;
 
   polaformer::Model model_;
   std::string path_;
-  int threads_ = 0;
+  int threads_ = 0; // as resolved by the library: never 0
   ImageShape shape_;
   std::vector<std::string> classes_;
 };

@@ -4,6 +4,7 @@
  * setting survives a run.
  *
  *   test_c_api FIXTURE_DIR   (made by make_api_fixture.py) */
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 
@@ -45,7 +46,34 @@ static void test_load_errors(const char *dir) {
     m = NULL;
     CHECK(pola_model_precision(NULL) == NULL);
   }
+  { /* threads 0 (the default) resolves to the cores; a count given is kept */
+    pola_options opt = pola_default_options();
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_OK);
+    CHECK(pola_model_threads(m) == omp_get_num_procs());
+    pola_model_free(m);
+    opt.threads = 3;
+    CHECK(pola_model_load(fixture_path(dir, "model.pola"), &opt, &m) == POLA_OK);
+    CHECK(pola_model_threads(m) == 3);
+    pola_model_free(m);
+    m = NULL;
+    CHECK(pola_model_threads(NULL) == 0);
+  }
   pola_model_free(NULL); /* allowed */
+}
+
+/* pola_top_k: the softmax in double every door reports, best first, ties to the lower index. */
+static void test_top_k(void) {
+  const float logits[4] = {1.0f, 3.0f, 3.0f, -2.0f};
+  const double sum = exp(1.0 - 3.0) + exp(0.0) + exp(0.0) + exp(-2.0 - 3.0);
+  int index[4] = {0, 0, 0, 0};
+  double p[4] = {0, 0, 0, 0};
+  CHECK(pola_top_k(logits, 4, 9, index, p) == POLA_OK); /* k beyond the classes: all of them */
+  CHECK(index[0] == 1 && index[1] == 2 && index[2] == 0 && index[3] == 3);
+  CHECK(p[0] == 1.0 / sum && p[1] == 1.0 / sum && p[2] == exp(-2.0) / sum && p[3] == exp(-5.0) / sum);
+  CHECK(pola_top_k(logits, 4, 1, NULL, p) == POLA_OK && p[0] == 1.0 / sum);
+  CHECK(pola_top_k(logits, 4, 0, index, p) == POLA_ERROR_INPUT);
+  CHECK(pola_top_k(logits, 0, 1, index, p) == POLA_ERROR_INPUT);
+  CHECK(pola_top_k(NULL, 4, 1, index, p) == POLA_ERROR_INPUT && strstr(pola_last_error(), "logits") != NULL);
 }
 
 static void test_description(pola_model *m) {
@@ -264,6 +292,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   test_description(m);
+  test_top_k();
   test_run_matches_reference(m, argv[1]);
   test_images(m, argv[1]);
   test_images_in_memory(m, argv[1]);

@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
   CHECK(shape.channels == 3 && shape.height == 72 && shape.width == 72 && shape.floats() == 3 * 72 * 72);
   CHECK(model.num_classes() == 21);
   CHECK(model.precision() == "fp32"); // the default (issue 19)
+  CHECK(model.threads() == 1);
   CHECK(model.class_names().size() == 21 && model.class_name(3) == "class_3");
   CHECK(thrown<polaformer::InputError>([&] { model.class_name(21); }).find("21") != std::string::npos);
 

@@ -2,6 +2,8 @@
 // refuse with an InputError that names the file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -112,11 +114,18 @@ TEST_CASE("npy: malformed files are refused with the file name and the reason") 
       {"header longer than the file", valid.substr(0, 40), "exceeds the file size"},
       {"truncated data", valid.substr(0, valid.size() - 1), "needs 24 data bytes"},
       {"extra data", valid + "xxxx", "needs 24 data bytes"},
-      {"float64", npy_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48), "'<f8' is not supported"},
-      {"big-endian float32", npy_v1("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24),
-       "'>f4' is not supported"},
-      {"int32", npy_v1("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", 24), "not supported"},
-      {"fortran order", npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24), "Fortran"},
+      {"bool", npy_v1("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }", 6), "'|b1' is not supported"},
+      {"complex64", npy_v1("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }", 48), "real numbers"},
+      {"unicode", npy_v1("{'descr': '<U3', 'fortran_order': False, 'shape': (2, 3), }", 72), "'<U3' is not supported"},
+      {"object", npy_v1("{'descr': '|O', 'fortran_order': False, 'shape': (2, 3), }", 48), "'|O' is not supported"},
+      {"datetime", npy_v1("{'descr': '<M8[s]', 'fortran_order': False, 'shape': (2, 3), }", 48), "not supported"},
+      {"float of 3 bytes", npy_v1("{'descr': '<f3', 'fortran_order': False, 'shape': (2, 3), }", 18), "not supported"},
+      {"int of 3 bytes", npy_v1("{'descr': '<i3', 'fortran_order': False, 'shape': (2, 3), }", 18), "not supported"},
+      {"structured", npy_v1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }", 24), "quoted string"},
+      {"float64 data cut short", npy_v1("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 24),
+       "needs 48 data bytes"},
+      {"Fortran order, data cut short", npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 20),
+       "needs 24 data bytes"},
       {"shape/size mismatch", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }", 24),
        "needs 36 data bytes"},
       {"absurd dims", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", 24),
@@ -144,6 +153,102 @@ TEST_CASE("npy: malformed files are refused with the file name and the reason") 
   }
   std::remove(path.c_str());
   CHECK(error_of(temp_path("does_not_exist.npy")).find("cannot open") != std::string::npos);
+}
+
+namespace {
+
+// A version 1.0 file of `descr` holding `data` (the element bytes exactly as numpy writes them).
+template <class T>
+std::string npy_of(const std::string &descr, bool fortran, const std::string &shape, const std::vector<T> &values,
+                   bool swap_bytes = false) {
+  std::string data;
+  for (const T &v : values) {
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));
+    if (swap_bytes) std::reverse(bytes, bytes + sizeof(T));
+    data.append(bytes, sizeof(T));
+  }
+  const std::string h = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                        ", 'shape': " + shape + ", }";
+  return npy_v1(h, 0) + data;
+}
+
+} // namespace
+
+TEST_CASE("npy: real numbers of any dtype, byte order and memory order are read as float32 in C order") {
+  // What numpy's astype(np.float32) and ascontiguousarray give, so `pola run` takes what Model.run takes.
+  const std::string path = temp_path("converted.npy");
+  const std::vector<float> c_order{1.5f, -2.0f, 3.25f, 4.0f, -5.5f, 6.0f}; // shape (2, 3)
+  const std::vector<float> f_order{1.5f, 4.0f, -2.0f, -5.5f, 3.25f, 6.0f}; // the same array, columns first
+  struct Case {
+    const char *name;
+    std::string bytes;
+  };
+  const auto as = [](const std::vector<float> &v, auto zero) {
+    std::vector<decltype(zero)> out;
+    for (float f : v) out.push_back(static_cast<decltype(zero)>(f));
+    return out;
+  };
+  const std::vector<float> ints{1.0f, -2.0f, 3.0f, 4.0f, -5.0f, 6.0f};
+  const std::vector<float> uints{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 250.0f};
+  const std::vector<Case> floats{
+      {"<f4", npy_of("<f4", false, "(2, 3)", c_order)},
+      {"<f4 Fortran", npy_of("<f4", true, "(2, 3)", f_order)},
+      {">f4", npy_of(">f4", false, "(2, 3)", c_order, true)},
+      {"<f8", npy_of("<f8", false, "(2, 3)", as(c_order, 0.0))},
+      {">f8 Fortran", npy_of(">f8", true, "(2, 3)", as(f_order, 0.0), true)},
+      {"=f8", npy_of("=f8", false, "(2, 3)", as(c_order, 0.0))},
+      // float16: 1.5, -2, 3.25, 4, -5.5, 6
+      {"<f2", npy_of<uint16_t>("<f2", false, "(2, 3)", {0x3e00, 0xc000, 0x4280, 0x4400, 0xc580, 0x4600})},
+  };
+  for (const Case &c : floats) {
+    CAPTURE(c.name);
+    spit(path, c.bytes);
+    const auto a = read_npy(path);
+    CHECK(a.shape == std::vector<int64_t>{2, 3});
+    CHECK(a.data == c_order);
+  }
+  const std::vector<Case> int_cases{
+      {"|i1", npy_of("|i1", false, "(2, 3)", as(ints, int8_t(0)))},
+      {"<i2 Fortran", npy_of("<i2", true, "(2, 3)", std::vector<int16_t>{1, 4, -2, -5, 3, 6})},
+      {">i4", npy_of(">i4", false, "(2, 3)", as(ints, int32_t(0)), true)},
+      {"<i8", npy_of("<i8", false, "(2, 3)", as(ints, int64_t(0)))},
+  };
+  for (const Case &c : int_cases) {
+    CAPTURE(c.name);
+    spit(path, c.bytes);
+    CHECK(read_npy(path).data == ints);
+  }
+  const std::vector<Case> uint_cases{
+      {"|u1", npy_of("|u1", false, "(2, 3)", as(uints, uint8_t(0)))},
+      {">u2", npy_of(">u2", false, "(2, 3)", as(uints, uint16_t(0)), true)},
+      {"<u4", npy_of("<u4", false, "(2, 3)", as(uints, uint32_t(0)))},
+      {"<u8", npy_of("<u8", false, "(2, 3)", as(uints, uint64_t(0)))},
+  };
+  for (const Case &c : uint_cases) {
+    CAPTURE(c.name);
+    spit(path, c.bytes);
+    CHECK(read_npy(path).data == uints);
+  }
+  // float64 rounds to the nearest float32, as numpy does; beyond float32's range it becomes inf
+  // (which `pola run` then refuses as non-finite)
+  spit(path, npy_of("<f8", false, "(3,)", std::vector<double>{0.1, 1e300, -1e-320}));
+  const auto r = read_npy(path);
+  CHECK(r.data[0] == 0.1f);
+  CHECK(std::isinf(r.data[1]));
+  CHECK((r.data[2] == 0.0f && std::signbit(r.data[2])));
+  // Fortran order of a higher rank: element [i][j][k] sits at i + 2 * (j + 3 * k)
+  std::vector<float> fortran(24), expected(24);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) {
+        const float v = float(100 * i + 10 * j + k);
+        fortran[size_t(i + 2 * (j + 3 * k))] = v;
+        expected[size_t((i * 3 + j) * 4 + k)] = v;
+      }
+  spit(path, npy_of("<f4", true, "(2, 3, 4)", fortran));
+  CHECK(read_npy(path).data == expected);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("npy: a failed write leaves no file behind") {

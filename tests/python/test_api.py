@@ -97,6 +97,43 @@ def test_a_4d_uint8_array_is_a_list_of_images(pvt, samples):
     assert pvt.classify([], top=1) == []
 
 
+def test_threads_zero_and_none_mean_all_cores(pvt_path):
+    # as the CLI's --threads 0; .threads says how many threads that is, never 0
+    cores = len(os.sched_getaffinity(0))
+    for threads in (0, None):
+        assert polaformer.Model(pvt_path, threads=threads).threads == cores, threads
+    assert polaformer.Model(pvt_path).threads == cores
+
+
+def test_each_prediction_carries_its_class_index(pvt, samples):
+    for row in pvt.classify(samples, top=3):
+        for pair in row:
+            name, prob = pair  # still a (class, probability) pair
+            assert pvt.classes[pair.index] == name == pair.class_name and pair.prob == prob
+
+
+def test_a_bad_image_in_a_list_does_not_lose_the_others(pvt, samples, tmp_path):
+    # As `pola classify`: every readable image is classified, each bad one named; the call then
+    # fails (InputError, as the CLI's exit code 1) with the results of the others attached.
+    notes = tmp_path / "notes.png"
+    notes.write_text("not an image")
+    missing = str(tmp_path / "missing.png")
+    images = [samples[0], str(notes), samples[1], missing, samples[2]]
+    with pytest.raises(polaformer.InputError) as info:
+        pvt.classify(images, top=2, batch=2)
+    e = info.value
+    assert [r is None for r in e.results] == [False, True, False, True, False]
+    assert e.failures == [(1, f"{notes}: not an image file (unknown format)"),
+                          (3, f"{missing}: cannot open: No such file or directory")]
+    assert str(e).startswith("Model.classify: 2 of 5 images could not be classified")
+    assert f"images[1]: {notes}: not an image file" in str(e) and f"images[3]: {missing}: cannot open" in str(e)
+    assert [e.results[i] for i in (0, 2, 4)] == pvt.classify(samples[:3], top=2, batch=2)
+    # one image alone: the same exception, for the one image
+    with pytest.raises(polaformer.InputError, match="the image: .*missing.png: cannot open") as one:
+        pvt.classify(missing)
+    assert one.value.results == [None] and one.value.failures == [(0, f"{missing}: cannot open: No such file or directory")]
+
+
 def test_top_is_clipped_to_the_class_count(pvt, samples):
     assert len(pvt.classify(samples[0], top=50)[0]) == 10
     assert abs(sum(p for _, p in pvt.classify(samples[0], top=10)[0]) - 1) < 1e-5

@@ -78,3 +78,49 @@ def test_bad_paths(tmp_path, samples):
     with pytest.raises(polaformer.InputError, match="not a recognised checkpoint"):
         polaformer.convert(samples[0], tmp_path / "x.pola")
     assert not os.path.exists(tmp_path / "x.pola")
+
+
+def test_convert_takes_the_weight_dtype_as_pola_convert_does(pvt_path, pvt, tmp_path, rng):
+    out, tool_out = tmp_path / "bf16.pola", tmp_path / "bf16_by_tool.pola"
+    polaformer.convert(pvt_path, out, dtype="bf16")
+    pola("convert", pvt_path, "-o", tool_out, "--dtype", "bf16")
+    assert open(out, "rb").read() == open(tool_out, "rb").read()
+    assert os.path.getsize(out) < 0.75 * os.path.getsize(pvt_path)  # the weight matrices in half the bytes
+    x = rng.normal(size=(2, 1, 32, 32)).astype(np.float32)
+    exact = pvt.run(x)
+    assert np.abs(polaformer.Model(out, threads=1).run(x) - exact).max() < 3e-2 * np.abs(exact).max()
+    polaformer.convert(out, tmp_path / "f32.pola", dtype="f32")  # and back (the bf16 values, stored as f32)
+    polaformer.convert(pvt_path, tmp_path / "default.pola", dtype=None)
+    pola("convert", pvt_path, "-o", tmp_path / "default_by_tool.pola")
+    assert open(tmp_path / "default.pola", "rb").read() == open(tmp_path / "default_by_tool.pola", "rb").read()
+
+
+def test_convert_takes_the_labels_as_a_list(pvt_path, tmp_path):
+    # a list of names, or a file of them: the same checks, the same bytes written
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join(NEW_NAMES) + "\n")
+    from_list, from_file = tmp_path / "from_list.pola", tmp_path / "from_file.pola"
+    polaformer.convert(pvt_path, from_list, labels=NEW_NAMES)
+    polaformer.convert(pvt_path, from_file, labels=labels)
+    assert polaformer.Model(from_list, threads=1).classes == NEW_NAMES
+    assert open(from_list, "rb").read() == open(from_file, "rb").read()
+    polaformer.convert(pvt_path, tmp_path / "from_tuple.pola", labels=tuple(f" {n} " for n in NEW_NAMES))
+    assert open(tmp_path / "from_tuple.pola", "rb").read() == open(from_file, "rb").read()  # spaces dropped, as in a file
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(labels=NEW_NAMES[:9]), "9 class names, but the model has 10"),
+    (dict(labels=NEW_NAMES[:9] + ["kind 0"]), r"labels\[9\]: class name 'kind 0' appears twice .*labels\[0\]"),
+    (dict(labels=NEW_NAMES[:9] + ["  "]), r"labels\[9\] is empty"),
+    (dict(labels=[]), "labels is empty"),
+    (dict(labels=NEW_NAMES[:9] + [3]), r"labels\[9\] must be a str"),
+    (dict(labels=NEW_NAMES[:9] + ["a\0b"]), r"labels\[9\] holds a NUL"),
+    (dict(labels=3), "labels must be a path .* or a sequence of class names"),
+    (dict(dtype="fp16"), "dtype 'fp16'.*f32.*bf16"),
+    (dict(dtype=16), "dtype must be"),
+])
+def test_bad_labels_and_dtypes_write_nothing(pvt_path, tmp_path, kwargs, match):
+    out = tmp_path / "out.pola"
+    with pytest.raises(polaformer.InputError, match=match):
+        polaformer.convert(pvt_path, out, **kwargs)
+    assert not out.exists()

@@ -32,20 +32,32 @@ def pola_answers(inputs, pvt_path):
     answers = {}
     for line in r.stdout.splitlines():
         row = json.loads(line)
-        answers[row["file"]] = [(t["class"], t["prob"]) for t in row["top"]]
+        answers[row["file"]] = [(t["class"], t["index"], t["prob"]) for t in row["top"]]
     assert len(answers) == len(inputs) - 1
     return answers
 
 
 def assert_same_as_pola(rows, inputs, pola_answers):
-    assert [r["path"] for r in rows] == inputs  # input order
+    """`rows`: {"file", "error", "top": [(class, index, prob)]} in the order written."""
+    assert [r["file"] for r in rows] == inputs  # input order
     for row in rows:
-        if row["path"].endswith("broken.png"):
-            assert row["top"] == [] and "broken.png" in row["error"]
+        if row["file"].endswith("broken.png"):
+            assert row["top"] == [] and row["error"] == f"{row['file']}: not an image file (unknown format)", row
             continue
-        expected = pola_answers[row["path"]]
-        assert [t[0] for t in row["top"]] == [c for c, _ in expected], row["path"]
-        np.testing.assert_allclose([t[1] for t in row["top"]], [p for _, p in expected], rtol=1e-5, atol=1e-7)
+        expected = pola_answers[row["file"]]
+        assert [t[:2] for t in row["top"]] == [t[:2] for t in expected], row["file"]
+        np.testing.assert_allclose([t[2] for t in row["top"]], [t[2] for t in expected], rtol=1e-5, atol=1e-7)
+
+
+def json_rows(path):
+    """The rows of a JSON-lines output, which has the keys of `pola classify --json` (and `error`)."""
+    rows = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        assert set(row) <= {"file", "top", "error"} and all(set(t) == {"class", "index", "prob"} for t in row["top"]), row
+        rows.append({"file": row["file"], "error": row.get("error"),
+                     "top": [(t["class"], t["index"], t["prob"]) for t in row["top"]]})
+    return rows
 
 
 def assert_loaded_once_per_worker(summary, batches):
@@ -62,10 +74,7 @@ def test_the_example_matches_pola_classify(inputs, pola_answers, pvt_path, tmp_p
                         "--task-images", str(3 * BATCH), "--summary-json", summary_file, *inputs], capture_output=True, text=True, timeout=600)
     assert r.returncode == 1, r.stderr  # one unreadable image
     assert "300 images" not in r.stderr and "301 images" in r.stderr and "1 unreadable" in r.stderr
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    for row in rows:
-        row["top"] = [(t["class"], t["prob"]) for t in row["top"]]
-    assert_same_as_pola(rows, inputs, pola_answers)
+    assert_same_as_pola(json_rows(out), inputs, pola_answers)
     summary = json.loads(summary_file.read_text())
     assert summary["images"] == 301 and summary["errors"] == 1
     assert_loaded_once_per_worker(summary, math.ceil(301 / (3 * BATCH)))
@@ -93,16 +102,13 @@ def test_the_library_on_a_given_client_writes_csv(inputs, pola_answers, pvt_path
                               task_images=50, engine_threads=2)
     with open(out, newline="") as f:
         table = list(csv.DictReader(f))
-    rows = [{"path": t["path"], "error": t["error"],
-             "top": [(t[f"class_{k}"], float(t[f"prob_{k}"])) for k in range(1, 6) if t[f"class_{k}"]]}
+    rows = [{"file": t["file"], "error": t["error"],
+             "top": [(t[f"class_{k}"], int(t[f"index_{k}"]), float(t[f"prob_{k}"])) for k in range(1, 6) if t[f"class_{k}"]]}
             for t in table]
     assert_same_as_pola(rows, inputs, pola_answers)
     assert_loaded_once_per_worker(summary, len(task_sizes(301, 4, BATCH)))  # 4 task threads
     assert all(w["loads"] <= 1 for w in again["workers"].values())
-    team_rows = [json.loads(line) for line in (tmp_path / "team.jsonl").read_text().splitlines()]
-    for row in team_rows:
-        row["top"] = [(t["class"], t["prob"]) for t in row["top"]]
-    assert_same_as_pola(team_rows, inputs, pola_answers)
+    assert_same_as_pola(json_rows(tmp_path / "team.jsonl"), inputs, pola_answers)
     assert team["errors"] == 1 and team["batches"] == 7
     # a model of 2 engine threads beside each worker's first one (of 1), each loaded at most once
     assert all(w["loads"] <= 2 for w in team["workers"].values())
@@ -134,3 +140,39 @@ def test_a_bad_model_fails_at_once_before_a_cluster_starts(samples, tmp_path):
     from polaformer.dask import classify_files
     with pytest.raises(polaformer.InputError, match="nope.pola"):
         classify_files(samples, tmp_path / "nope.pola", str(tmp_path / "out.csv"))
+
+
+def run_example(*argv):
+    return subprocess.run([sys.executable, EXAMPLE, *map(str, argv)], capture_output=True, text=True, timeout=600)
+
+
+def test_the_example_names_a_bad_model_in_one_line(samples, tmp_path):
+    # as `pola classify`: "<program>: error: <file>: <problem>", exit code 1, no traceback
+    r = run_example("-m", tmp_path / "nope.pola", "-o", tmp_path / "out.csv", *samples)
+    assert (r.returncode, r.stderr) == (1, f"dask_classify: error: {tmp_path / 'nope.pola'}: cannot open: No such file or directory\n")
+    r = run_example("-m", samples[0], "-o", tmp_path / "out.csv", *samples)
+    assert r.returncode == 1 and r.stderr.startswith(f"dask_classify: error: {samples[0]}: this is a PNG image"), r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_the_example_fails_on_an_empty_folder(pvt_path, samples, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_example("-m", pvt_path, "-o", tmp_path / "out.csv", empty)
+    assert r.returncode == 1 and f"dask_classify: error: {empty}: no image files in this directory" in r.stderr, r.stderr
+    # beside images, it is named and the others are still classified (as `pola classify`)
+    r = run_example("-m", pvt_path, "-o", tmp_path / "out.jsonl", "--workers", 1, empty, samples[0])
+    assert r.returncode == 1 and f"{empty}: no image files in this directory" in r.stderr, r.stderr
+    assert [row["file"] for row in json_rows(tmp_path / "out.jsonl")] == [samples[0]]
+
+
+def test_each_error_names_its_own_image(pvt_path, samples, tmp_path):
+    bad = tmp_path / "broken.png"
+    bad.write_text("not an image")
+    missing = tmp_path / "missing.png"
+    r = run_example("-m", pvt_path, "-o", tmp_path / "out.jsonl", "--workers", 1, samples[0], samples[1], bad,
+                    samples[2], missing)
+    assert r.returncode == 1, r.stderr
+    errors = [json.loads(line).get("error") for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert errors == [None, None, f"{bad}: not an image file (unknown format)", None,
+                      f"{missing}: cannot open: No such file or directory"]

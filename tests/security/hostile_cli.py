@@ -104,10 +104,12 @@ def npy_cases():
         ("dimension beyond 2^63", H.npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }")),
         ("negative dimension", H.npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3, 16, 16), }", body)),
         ("17 dimensions", H.npy("{'descr': '<f4', 'fortran_order': False, 'shape': (" + "1, " * 17 + "), }")),
-        ("float64", H.npy_array(np.zeros((1, 3, 16, 16), np.float64))),
-        ("big-endian float32", H.npy_array(np.zeros((1, 3, 16, 16), ">f4"))),
+        # real dtypes in either byte order, and Fortran order, are converted (as Model.run does); these are not
+        ("complex64", H.npy_array(np.zeros((1, 3, 16, 16), np.complex64))),
+        ("bool", H.npy_array(np.zeros((1, 3, 16, 16), bool))),
         ("object dtype code", H.npy("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", b"\0" * 8)),
-        ("fortran order", H.npy("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 3, 16, 16), }", body)),
+        ("float64 data of float32 size", H.npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 3, 16, 16), }", body)),
+        ("fortran order, data short", H.npy("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 3, 16, 16), }", body[:-4])),
         ("python call in the header", H.npy("{'descr': __import__('os').system('touch " + PWNED + "'), "
                                             "'fortran_order': False, 'shape': (1, 3, 16, 16), }", body)),
         ("missing shape", H.npy("{'descr': '<f4', 'fortran_order': False, }", body)),

@@ -109,6 +109,10 @@ POLA_API int pola_model_num_classes(const pola_model *model);
  * resolved), or NULL for a NULL model. */
 POLA_API const char *pola_model_precision(const pola_model *model);
 
+/* Worker threads per run: options.threads, or for 0 the number it resolved
+ * to (all cores this process may run on); 0 for a NULL model. */
+POLA_API int pola_model_threads(const pola_model *model);
+
 /* Name of class `index` (0-based); NULL if out of range. The string lives as
  * long as the model. Models without names report "class_<index>". */
 POLA_API const char *pola_model_class_name(const pola_model *model, int index);
@@ -126,6 +130,13 @@ POLA_API pola_status pola_model_preprocess_image(const pola_model *model, const 
  * num_classes floats, in the order of `image_paths`. */
 POLA_API pola_status pola_model_run_images(pola_model *model, const char *const *image_paths, int count,
                                            float *logits);
+
+/* The k most probable classes of one row of `classes` logits, best first
+ * (ties: the lower index first): the softmax exp(l - max) / sum computed in
+ * double, the probabilities `pola classify`, `pola serve`, Python's
+ * Model.classify and the Dask example all report. Writes min(k, classes)
+ * entries to index and probability (either may be NULL). */
+POLA_API pola_status pola_top_k(const float *logits, int classes, int k, int *index, double *probability);
 
 /* ---- Images from memory and the model's self-description ---------------
  * (for servers and language bindings, which hold bytes and arrays, not files) */
@@ -156,9 +167,10 @@ typedef struct pola_image {
 
 /* Decodes and preprocesses `count` images into `out` (count * channels *
  * height * width floats, in order) on the model's threads, as `pola eval`
- * does (the same code). On failure the lowest-numbered failing image's error
- * is reported, and its number written to `*failed` (if not NULL; -1 when all
- * succeed). */
+ * does (the same code). Every image is attempted, and each one that can be
+ * read is written to its place even when others fail; the lowest-numbered
+ * failing image's error is reported, and its number written to `*failed`
+ * (if not NULL; -1 when all succeed or the failure is no image's). */
 POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const pola_image *images, int count,
                                                  float *out, int *failed);
 
@@ -183,6 +195,13 @@ typedef struct pola_convert_options {
   int resize;                /* 0: keep; else the square size images are resized to */
   int crop;                  /* 0: keep; else the center crop (= the model's input size) */
   const char *interpolation; /* NULL: keep; else the resize filter (the engine implements "bicubic") */
+  /* NULL or "f32" (as `pola convert`): float32 weights; "bf16": the weights of the linear layers and
+   * patch embeddings stored as bf16 (`pola convert --dtype bf16`) */
+  const char *dtype;
+  /* NULL: see labels_file; else num_class_names class names, in class-index order, checked as the
+   * lines of a labels file are (messages name them labels[i]); not both with labels_file */
+  const char *const *class_names;
+  int num_class_names;
 } pola_convert_options;
 
 POLA_API pola_convert_options pola_default_convert_options(void);

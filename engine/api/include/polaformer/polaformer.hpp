@@ -82,6 +82,8 @@ class Model {
   int num_classes() const { return pola_model_num_classes(handle_); }
   // "fp32" or "bf16": what options.precision (POLA_PRECISION_*) resolved to.
   std::string precision() const { return pola_model_precision(handle_); }
+  // Worker threads per run (options.threads 0 resolved to the core count).
+  int threads() const { return pola_model_threads(handle_); }
   std::string class_name(int index) const {
     const char *name = pola_model_class_name(handle_, index);
     if (!name) throw InputError("class index " + std::to_string(index) + " is out of range");
@@ -231,32 +233,28 @@ class Model {
   pola_model *handle_ = nullptr;
 };
 
-// Softmax over one row of logits.
-inline std::vector<float> softmax(const float *logits, int count) {
-  std::vector<float> p(logits, logits + count);
-  const float top = *std::max_element(p.begin(), p.end());
-  double sum = 0;
-  for (float &v : p) sum += (v = std::exp(v - top));
-  for (float &v : p) v = static_cast<float>(v / sum);
-  return p;
-}
-
 // The k most probable classes of one row of `count` logits, as (class index,
-// softmax probability), best first; ties keep the lower index first.
-inline std::vector<std::pair<int, float>> top_k(const float *logits, int count, int k) {
-  const std::vector<float> p = softmax(logits, count);
-  std::vector<std::pair<int, float>> out;
-  for (int i = 0; i < count; ++i) out.emplace_back(i, p[static_cast<size_t>(i)]);
+// softmax probability), best first; ties keep the lower index first. The
+// probabilities are pola_top_k's: what `pola classify` and every other door print.
+inline std::vector<std::pair<int, double>> top_k(const float *logits, int count, int k) {
   k = std::max(0, std::min(k, count));
-  std::partial_sort(out.begin(), out.begin() + k, out.end(), [](const auto &a, const auto &b) {
-    return a.second > b.second || (a.second == b.second && a.first < b.first);
-  });
-  out.resize(static_cast<size_t>(k));
+  std::vector<int> index(static_cast<size_t>(k));
+  std::vector<double> probability(static_cast<size_t>(k));
+  if (k > 0) check(pola_top_k(logits, count, k, index.data(), probability.data()));
+  std::vector<std::pair<int, double>> out;
+  for (int j = 0; j < k; ++j) out.emplace_back(index[static_cast<size_t>(j)], probability[static_cast<size_t>(j)]);
   return out;
 }
 
+// Softmax over one row of logits (pola_top_k's probabilities, as float, in class order).
+inline std::vector<float> softmax(const float *logits, int count) {
+  std::vector<float> p(static_cast<size_t>(std::max(0, count)));
+  for (const auto &r : top_k(logits, count, count)) p[static_cast<size_t>(r.first)] = static_cast<float>(r.second);
+  return p;
+}
+
 // top_k of a single image's logits.
-inline std::vector<std::pair<int, float>> top_k(const std::vector<float> &logits, int k) {
+inline std::vector<std::pair<int, double>> top_k(const std::vector<float> &logits, int k) {
   return top_k(logits.data(), static_cast<int>(logits.size()), k);
 }
 
