@@ -48,8 +48,8 @@ int run_cli(const char *description, int argc, char **argv, const std::function<
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {
     return app.exit(e);
-  } catch (const CLI::ParseError &e) {
-    app.exit(e);
+  } catch (const CLI::ParseError &e) {  // CLI11's own wording, made one `pola: error:` line
+    std::fprintf(stderr, "pola: error: %s\n", parse_error_message(app, argc, argv, e.what()).c_str());
     return kExitBadInput;
   } catch (const pola::InputError &e) {
     std::fprintf(stderr, "pola: error: %s\n", e.what());

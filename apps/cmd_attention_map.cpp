@@ -14,6 +14,7 @@
 #include "attention_map/capture_qk.h"
 #include "attention_map/heatmap_png.h"
 #include "attention_map/polarity_row.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/io/npy.h"
@@ -150,8 +151,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("-o,--output", a->output, "Output PNG")->required();
   c->add_option("--npy", a->npy, "Also write the raw map (key grid side x side, float32, sums to 1) as .npy");
   c->add_option("--zoom", a->zoom, "Enlarge the PNG this many times (nearest), for small inputs")
-      ->check(CLI::Range(1, 16));
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+      ->check(pola::app::whole_number_in(1, 16));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   c->callback([a] { attention_map_command(*a); });
 });
 

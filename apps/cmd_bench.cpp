@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "apps/git_revision.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/dnnl_context.h"
@@ -266,11 +267,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto *cmd = root.add_subcommand("bench", "Time a model end to end on random input (latency, throughput, GFLOP/s, RSS)");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("--model,-m", a->model, "Model file (.pola)")->required();
-  cmd->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 1024));
-  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--batch,-b", a->batch, "Images per run")->check(pola::app::whole_number_in(1, 1024));
+  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*cmd, a->precision);
-  cmd->add_option("--runs,-r", a->runs, "Timed runs")->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", a->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
+  cmd->add_option("--runs,-r", a->runs, "Timed runs")->check(pola::app::whole_number_in(1, 100000));
+  cmd->add_option("--warmup", a->warmup, "Untimed runs first")->check(pola::app::whole_number_in(0, 1000));
   cmd->add_option("--peak-gflops", a->peak,
                   "fp32 peak to report the share of (default: measured now, best of oneDNN GEMMs of the models' "
                   "shapes after a warm-up)");

@@ -14,6 +14,7 @@
 
 #include "classify/class_ranking.h"
 #include "classify/image_inputs.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/api/model_image_spec.h"
@@ -145,10 +146,11 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("images", a->images,
                 "Image files (JPEG, PNG, BMP, GIF, TGA, PSD, PNM, ...), directories of them, or - (paths on stdin)")
       ->required();
-  c->add_option("--top,-k", a->top, "Classes to show per image")->check(CLI::Range(1, 1000000));
-  c->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 4096));
+  c->add_option("--top,-k", a->top, "Classes to show per image")->check(pola::app::whole_number_in(1, 1000000));
+  c->add_option("--batch,-b", a->batch, "Images per run")->check(pola::app::whole_number_in(1, 4096));
   c->add_flag("--json", a->json, "One JSON object per image (JSON lines) instead of a table");
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*c, a->precision);
   c->add_flag("--verbose,-v", a->verbose, "Model, threads and per-batch timings on stderr");
   c->callback([a] { classify_command(*a); });

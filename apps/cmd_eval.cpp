@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "weights/file_access.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/api/model_image_spec.h"
@@ -128,12 +129,16 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
                                    "ImageFolder: a file naming one class folder per line, line i = class i");
   order->excludes(order_file)->excludes(labels);
   order_file->excludes(labels);
-  c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")
+      ->check(pola::app::whole_number_at_least(0));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*c, a->precision);
-  c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")->check(CLI::Range(1, 4096));
+  c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")
+      ->check(pola::app::whole_number_in(1, 4096));
   c->add_option("--predictions", a->predictions, "Also write index,item,label,top1 per image to this CSV file");
-  c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)");
+  c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)")
+      ->check(pola::app::whole_number_in(0, 1000000));
   c->add_flag("--json", a->json, "Print the results as one JSON object");
   c->callback([a] { eval_command(*a); });
 });

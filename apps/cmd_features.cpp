@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/io/npy.h"
@@ -150,7 +151,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_flag("--pad", a->pad, "Pad the images with zeros (bottom, right) to the next size the model accepts");
   cmd->add_flag("--pooled", a->pooled, "Also write pooled.npy when the last stage is not among --stages");
   cmd->add_option("--output,-o", a->out_dir, "Output directory")->required();
-  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*cmd, a->precision);
   cmd->add_flag("--allow-nonfinite", a->allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite features, instead of refusing them");

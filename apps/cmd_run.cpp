@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "input_batch.h"
 #include "precision_option.h"
@@ -69,7 +70,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_option("--model,-m", *model, "Model file (.pola)")->required();
   cmd->add_option("--input,-i", *input, "Input .npy, float32 (batch, channels, height, width)")->required();
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
-  cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
   auto allow_nonfinite = std::make_shared<bool>(false);
   cmd->add_flag("--allow-nonfinite", *allow_nonfinite,

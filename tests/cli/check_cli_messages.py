@@ -4,6 +4,10 @@
 - an unknown subcommand names itself and the nearest command ("did you mean");
 - an unknown option names itself (not "--model is required") and the nearest option;
 - a word where a number goes says it is not a number (not a range error);
+- what CLI11 itself refuses (a missing required option, a value out of range, a word that is not
+  a choice, an extra argument) is one `pola: error:` line naming the command, in plain words:
+  no "Check ... FAILED", no bound printed as a 300-digit number;
+- --precision's help is one short line that points to `pola --version`;
 - a PyTorch checkpoint, pickle, .npy, image or bare safetensors file given as the model is
   named for what it is, with the convert command where one applies;
 - every subcommand's --help shows the defaults of options that have one;
@@ -41,6 +45,24 @@ def usage_errors(args):
         if "frobnicate" in argv:  # nothing is near it: no suggestion made up
             ok = ok and "did you mean" not in r.stderr
         check(ok, f"pola {' '.join(argv)} -> exit 1 naming {needles}", process_detail(r))
+    cli11_cases = [  # refused by CLI11's parsing: argv, what stderr must contain
+        (["run", "-m", "m.pola", "-i", "x.npy", "-o", "y.npy", "--precision", "fp16"],
+         ["pola run", "--precision", "'fp16'", "fp32, bf16 or auto"]),
+        (["eval", "-m", "m.pola", "-d", "data", "--limit", "-1"], ["pola eval", "--limit", "-1", "at least 0"]),
+        (["classify", "-m", "m.pola", "--batch", "5000", "x.png"], ["--batch", "5000", "1..4096"]),
+        (["convert", "a.pth", "-o", "b.pola", "--dtype", "f16"], ["--dtype", "'f16'", "f32", "bf16"]),
+        (["classify", "x.png"], ["pola classify", "--model", "required"]),
+        (["run", "-m", "m.pola", "-o", "y.npy"], ["pola run", "--input", "required"]),
+        (["run", "-m"], ["--model needs a value"]),
+        (["run", "-m", "m.pola", "-i", "x.npy", "-o", "y.npy", "extra"], ["unexpected argument 'extra'"]),
+    ]
+    for argv, needles in cli11_cases:
+        r = pola(args, *argv)
+        lines = r.stderr.strip().splitlines()
+        ok = (r.returncode == 1 and len(lines) == 1 and lines[0].startswith("pola: error: ")
+              and all(n in r.stderr for n in needles)
+              and not re.search(r"FAILED|Check |\d{13,}|Run with --help", r.stderr))
+        check(ok, f"pola {' '.join(argv)} -> one 'pola: error:' line naming {needles}", process_detail(r))
     # Negative numbers and '-' are values, not options.
     r = pola(args, "classify", "-m", "missing.pola", "-k", "-3", "x.png")
     check(r.returncode == 1 and "unknown option" not in r.stderr,
@@ -89,6 +111,13 @@ def help_defaults(args):
     r = pola(args, "classify", "--help")
     check(r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout),
           "classify --help shows --top's default (5) and --batch's (8)", process_detail(r))
+    for command in ("run", "classify", "eval", "bench", "features"):
+        r = pola(args, command, "--help")
+        line = next((ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("--precision")), "")
+        description = line.split("fp32|bf16|auto", 1)[-1].strip()
+        check(r.returncode == 0 and line and "pola --version" in description and len(description) <= 120,
+              f"{command} --help: --precision is one line of at most 120 characters pointing to pola --version",
+              f"{len(description)} characters: {line!r}")
     r = pola(args, "bench", "--help")
     check(r.returncode == 0 and re.search(r"--runs\b.*=\d+", r.stdout), "bench --help shows defaults", process_detail(r))
 
