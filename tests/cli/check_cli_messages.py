@@ -10,6 +10,7 @@
 - --precision's help is one short line that points to `pola --version`;
 - a PyTorch checkpoint, pickle, .npy, image or bare safetensors file given as the model is
   named for what it is, with the convert command where one applies;
+- `pola help` and `pola help COMMAND` print what --help prints;
 - every subcommand's --help shows the defaults of options that have one;
 - `pola --version` gives the version from CMakeLists.txt, the git revision of the
   source, the compiler, the ISA chosen (and POLA_ISA when it forced one) and the
@@ -107,6 +108,16 @@ def non_model_files(args):
             check(ok, f"pola {argv[0]} with {name} as the model says {needles}", process_detail(r))
 
 
+def help_command(args):
+    for argv in ([], ["classify"], ["eval"]):
+        want, got = pola(args, *argv, "--help"), pola(args, "help", *argv)
+        check(got.returncode == 0 and want.returncode == 0 and got.stdout == want.stdout and "Usage: pola" in got.stdout,
+              f"pola help {' '.join(argv)} prints what pola {' '.join(argv)} --help prints", process_detail(got))
+    r = pola(args, "help", "clasify")
+    check(r.returncode == 1 and r.stderr.startswith("pola: error: ") and "did you mean 'classify'" in r.stderr,
+          "pola help clasify -> exit 1, did you mean 'classify'", process_detail(r))
+
+
 def help_defaults(args):
     r = pola(args, "classify", "--help")
     check(r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout),
@@ -160,6 +171,7 @@ def main():
     args = p.parse_args()
     usage_errors(args)
     non_model_files(args)
+    help_command(args)
     help_defaults(args)
     version(args)
     if exit_status():
