@@ -8,7 +8,7 @@
   a choice, an extra argument) is one `pola: error:` line naming the command, in plain words:
   no "Check ... FAILED", no bound printed as a 300-digit number;
 - --precision's help is one short line that points to `pola --version`;
-- a PyTorch checkpoint, pickle, .npy, image or bare safetensors file given as the model is
+- a PyTorch checkpoint, pickle, .npy, image, text or bare safetensors file given as the model is
   named for what it is, with the convert command where one applies;
 - `pola help` and `pola help COMMAND` print what --help prints;
 - every subcommand's --help shows the defaults of options that have one;
@@ -83,7 +83,13 @@ def non_model_files(args):
     import numpy as np
     import torch
     d = tempfile.mkdtemp(prefix="pola_kinds_")
-    paths = {k: os.path.join(d, k) for k in ("ckpt.pth", "legacy.pth", "array.npy", "photo.png", "plain.safetensors")}
+    paths = {k: os.path.join(d, k)
+             for k in ("ckpt.pth", "legacy.pth", "array.npy", "photo.png", "plain.safetensors", "notes.txt",
+                       "lfs.pola")}
+    with open(paths["notes.txt"], "w") as f:
+        f.write("not an image\nand not a model either\n")
+    with open(paths["lfs.pola"], "w") as f:  # what a clone without git-lfs holds in place of a model
+        f.write("version https://git-lfs.github.com/spec/v1\noid sha256:" + "ab" * 32 + "\nsize 3443344\n")
     torch.save({"model": {"head.weight": torch.zeros(2, 2)}}, paths["ckpt.pth"])
     with open(paths["legacy.pth"], "wb") as f:
         pickle.dump({"head.weight": [0.0]}, f, protocol=2)
@@ -100,11 +106,14 @@ def non_model_files(args):
         "array.npy": ["NumPy array"],
         "photo.png": ["PNG image"],
         "plain.safetensors": ["safetensors file without PolaFormer metadata", "pola convert"],
+        "notes.txt": ["text file, not a model file"],
+        "lfs.pola": ["Git LFS pointer", "git lfs pull"],
     }
     for name, needles in expected.items():
         for argv in (["info", paths[name]], ["classify", "-m", paths[name], paths["photo.png"]]):
             r = pola(args, *argv)
-            ok = r.returncode == 1 and paths[name] in r.stderr and all(n in r.stderr for n in needles)
+            ok = (r.returncode == 1 and paths[name] in r.stderr and all(n in r.stderr for n in needles)
+                  and "header length" not in r.stderr)
             check(ok, f"pola {argv[0]} with {name} as the model says {needles}", process_detail(r))
 
 
