@@ -4,6 +4,7 @@
 // tokens after the stage's last block, no extra norm) and DIR/pooled.npy
 // (batch, channels), the embedding before the head. Only the stages needed are
 // computed; the head never is.
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -127,16 +128,26 @@ void features_command(const FeaturesArgs &a) {
   } catch (const pola::InputError &e) {
     throw pola::InputError(source + ": " + e.what());
   }
+  std::string written;  // "stage1.npy (1, 32, 8, 8), ..." for the line on stderr
+  auto note = [&](const std::string &name, const std::vector<int64_t> &shape) {
+    written += (written.empty() ? "" : ", ") + name + " (";
+    for (size_t d = 0; d < shape.size(); ++d) written += (d ? ", " : "") + std::to_string(shape[d]);
+    written += ")";
+  };
   for (size_t i : stages) {
-    const std::string path = a.out_dir + "/stage" + std::to_string(i + 1) + ".npy";
+    const std::string name = "stage" + std::to_string(i + 1) + ".npy", path = a.out_dir + "/" + name;
+    const std::vector<int64_t> shape{in.batch, shapes[i].channels, shapes[i].height, shapes[i].width};
     pola::weights::check_output_is_not_input(path, inputs);
-    pola::io::write_npy(path, {in.batch, shapes[i].channels, shapes[i].height, shapes[i].width}, out[i]);
+    pola::io::write_npy(path, shape, out[i]);
+    note(name, shape);
   }
   if (want_pooled) {
     const std::string path = a.out_dir + "/pooled.npy";
     pola::weights::check_output_is_not_input(path, inputs);
     pola::io::write_npy(path, {in.batch, model->pooled_size()}, pooled.data());
+    note("pooled.npy", {in.batch, model->pooled_size()});
   }
+  std::fprintf(stderr, "pola features: wrote float32 %s in %s\n", written.c_str(), a.out_dir.c_str());
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {

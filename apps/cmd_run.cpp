@@ -34,6 +34,7 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   const int64_t batch = in.batch;
 
   pola::NodeObserver dumper;
+  size_t dumped = 0;
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
@@ -48,6 +49,7 @@ void run_command(const std::string &model_path, const std::string &input_path, c
       for (int64_t r = 0; r < v.rows; ++r)
         for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.ptr()[r * v.ld + c];
       pola::io::write_npy(dump_dir + "/" + node.name + ".npy", node.output_shape, dense.data());
+      ++dumped;
     };
   }
   std::vector<float> logits(batch * cfg.num_classes);
@@ -58,6 +60,11 @@ void run_command(const std::string &model_path, const std::string &input_path, c
     throw pola::InputError(input_path + ": " + e.what());
   }
   pola::io::write_npy(output_path, {batch, cfg.num_classes}, logits.data());
+  // What was written, on stderr: stdout stays clean for `-o /dev/stdout`.
+  std::fprintf(stderr, "pola run: wrote %s: float32 logits (%lld, %lld)", output_path.c_str(),
+               static_cast<long long>(batch), static_cast<long long>(cfg.num_classes));
+  if (!dump_dir.empty()) std::fprintf(stderr, "; %zu intermediates in %s", dumped, dump_dir.c_str());
+  std::fputc('\n', stderr);
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {
