@@ -16,6 +16,7 @@
 #include "engine/io/npy.h"
 #include "engine/model.h"
 #include "input_batch.h"
+#include "model/geometry.h"
 #include "number_list.h"
 #include "precision_option.h"
 #include "weights/error.h"
@@ -97,7 +98,12 @@ void features_command(const FeaturesArgs &a) {
     if (!a.size.empty()) throw pola::InputError("--size resizes image files; an --input array is used at its own size");
     in = pola::app::read_input_batch(a.input, cfg, a.pad);
   } else {
-    in = pola::app::fit_input_batch(load_images(*model, a), cfg, a.pad, a.images.front());
+    pola::io::NpyArray images = load_images(*model, a);
+    // Images can also be resized to a valid size, as classify resizes them to the model's.
+    const std::string resize_to = std::to_string(pola::padded_input_side(cfg, images.shape[2])) + "x" +
+                                  std::to_string(pola::padded_input_side(cfg, images.shape[3]));
+    in = pola::app::fit_input_batch(std::move(images), cfg, a.pad, a.images.front(),
+                                    "resize the images to one with --size " + resize_to + ", or pad them with --pad");
   }
 
   std::error_code ec;

@@ -47,4 +47,13 @@ void register_errors(py::module_ &m) {
 
 void throw_input_error(const std::string &message) { throw polaformer::InputError(message); }
 
+std::string library_error() {
+  std::string message = pola_last_error();
+  const size_t colon = message.find(": ");
+  if (message.rfind("pola_", 0) == 0 && colon != std::string::npos &&
+      message.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == colon)
+    message.erase(0, colon + 2);
+  return message;
+}
+
 } // namespace polaformer_py

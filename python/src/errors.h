@@ -18,4 +18,10 @@ void register_errors(pybind11::module_ &m);
 // Raise polaformer.InputError from C++ (a C++ exception the translator maps).
 [[noreturn]] void throw_input_error(const std::string &message);
 
+// pola_last_error() for a Python user. The C API starts many messages with
+// its own function name ("pola_model_check_size: ..."), which a Python user
+// never called: it is left out, and the callers here name the method that
+// was called instead.
+std::string library_error();
+
 } // namespace polaformer_py

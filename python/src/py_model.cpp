@@ -112,7 +112,7 @@ void PyModel::run_released(const char *caller, const float *input, int64_t count
     const int64_t first = first_image + begin;
     const std::string where = first == 0 ? "" : "images " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                                                     " (the engine counts from the first of them): ";
-    const std::string message = std::string(caller) + ": " + where + pola_last_error();
+    const std::string message = std::string(caller) + ": " + where + library_error();
     if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
     throw polaformer::InternalError(message);
   }
@@ -128,7 +128,7 @@ py::array_t<float> PyModel::run(const py::object &x) {
                       " pixels, more than the engine takes");
   const int height = static_cast<int>(h), width = static_cast<int>(w);
   if (pola_model_check_size(model_.get(), height, width) != POLA_OK)
-    throw_input_error(std::string("Model.run: ") + pola_last_error());
+    throw_input_error(std::string("Model.run: ") + library_error());
   const int64_t classes = static_cast<int64_t>(classes_.size());
   const int64_t max_count = std::max<int64_t>(1, kMaxLogitsPerCall / std::max<int64_t>(1, classes));
   if (count > max_count) // e.g. a broadcast view: never allocate (or run) that many
@@ -172,7 +172,7 @@ void PyModel::preprocess_batch(const std::vector<ImageSource> &sources, size_t b
   const pola_status status = pola_model_preprocess_batch(model_.get(), images.data(), static_cast<int>(n), x, &failed);
   if (status == POLA_OK) return;
   const std::string message =
-      (failed >= 0 ? sources[begin + static_cast<size_t>(failed)].label + ": " : std::string()) + pola_last_error();
+      (failed >= 0 ? sources[begin + static_cast<size_t>(failed)].label + ": " : std::string()) + library_error();
   if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
   throw polaformer::InternalError(message);
 }

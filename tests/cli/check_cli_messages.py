@@ -11,6 +11,8 @@
 - a PyTorch checkpoint, pickle, .npy, image, text or bare safetensors file given as the model is
   named for what it is, with the convert command where one applies;
 - `pola help` and `pola help COMMAND` print what --help prints;
+- with the shipped model and samples: `pola features` on a 28x28 sample names `--size 32x32`
+  (the size classify resizes it to) and `--pad`, never the non-command "pola --pad";
 - every subcommand's --help shows the defaults of options that have one;
 - `pola --version` gives the version from CMakeLists.txt, the git revision of the
   source, the compiler, the ISA chosen (and POLA_ISA when it forced one) and the
@@ -127,6 +129,19 @@ def help_command(args):
           "pola help clasify -> exit 1, did you mean 'classify'", process_detail(r))
 
 
+def shipped_model_messages(args):
+    import tempfile
+    models = os.path.join(args.source, "models")
+    model, sample = os.path.join(models, "fashion_pola_pvt.pola"), os.path.join(models, "samples", "0018_bag.png")
+    with tempfile.TemporaryDirectory(prefix="pola_msgs_") as d:
+        r = pola(args, "features", "-m", model, sample, "-o", os.path.join(d, "features"))
+        check(r.returncode == 1 and r.stderr.startswith("pola: error: " + sample) and "--size 32x32" in r.stderr
+              and "--pad" in r.stderr and "pola --pad" not in r.stderr,
+              "features on a 28x28 sample suggests --size 32x32 and --pad", process_detail(r))
+        r = pola(args, "features", "-m", model, sample, "--size", "32x32", "-o", os.path.join(d, "features"))
+        check(r.returncode == 0, "... and --size 32x32 works", process_detail(r))
+
+
 def help_defaults(args):
     r = pola(args, "classify", "--help")
     check(r.returncode == 0 and re.search(r"--top\b.*=5", r.stdout) and re.search(r"--batch\b.*=8", r.stdout),
@@ -181,6 +196,7 @@ def main():
     usage_errors(args)
     non_model_files(args)
     help_command(args)
+    shipped_model_messages(args)
     help_defaults(args)
     version(args)
     if exit_status():
