@@ -28,6 +28,7 @@
 #include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "peak_rss.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace {
@@ -241,7 +242,8 @@ void bench(const BenchArgs &a) {
   std::printf("isa        %s, threads %d, commit %s\n", isa, model->threads(), pola::app::git_revision());
   std::printf("precision  %s (%s); bf16 instructions: %s\n", pola::precision_name(precision),
               model->precision().reason.c_str(), bf16_isa);
-  std::printf("latency    median %.2f ms, p90 %.2f ms over %d runs (%d warm-up)\n", median, p90, a.runs, a.warmup);
+  std::printf("latency    median %.2f ms, p90 %.2f ms over %s (%d warm-up)\n", median, p90,
+              pola::app::count_of(a.runs, "run").c_str(), a.warmup);
   std::printf("throughput %.1f images/s\n", a.batch / (median / 1e3));
   std::printf("compute    %.2f GFLOP per run, %.1f GFLOP/s = %.1f%% of the measured fp32 GEMM peak (%.0f GFLOP/s)\n",
               gflop, gflops, 100 * gflops / peak, peak);

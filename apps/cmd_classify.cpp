@@ -20,6 +20,7 @@
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "eval/progress_bar.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace {
@@ -90,9 +91,10 @@ void classify_command(const ClassifyArgs &a) {
   if (files.empty() && inputs.problems.empty())
     throw pola::InputError("no images to classify (the list read from stdin for '-' was empty)");
   if (a.verbose)
-    std::fprintf(stderr, "pola classify: %s (%s, %d classes, input %d x %d x %d), %d thread%s, batch %d, %zu images\n",
-                 a.model.c_str(), model->config().arch.c_str(), classes, spec.channels, spec.crop, spec.crop,
-                 model->threads(), model->threads() == 1 ? "" : "s", a.batch, files.size());
+    std::fprintf(stderr, "pola classify: %s (%s, %s, input %d x %d x %d), %s, batch %d, %s\n", a.model.c_str(),
+                 model->config().arch.c_str(), pola::app::count_of(classes, "class", "classes").c_str(), spec.channels,
+                 spec.crop, spec.crop, pola::app::count_of(model->threads(), "thread").c_str(), a.batch,
+                 pola::app::count_of(static_cast<long long>(files.size()), "image").c_str());
   // The bar draws itself only when stderr is a terminal (progress_bar.h).
   pola::eval::ProgressBar bar{files.size() > kProgressMinImages ? int64_t(files.size()) : 0};
   size_t failed = inputs.problems.size();

@@ -8,6 +8,7 @@
 #include "class_folders.h"
 #include "dataset.h"
 #include "engine/preprocess/decode_image.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace pola::eval {
@@ -97,8 +98,8 @@ std::unique_ptr<Dataset> open_image_folder(const std::string &dir, const std::ve
   }
   if (files.empty()) throw InputError(dir + ": the class folders hold no image files");
   // Images stay grouped folder by folder in sorted folder order, whatever class each holds.
-  const std::string what = "ImageFolder " + dir + " (" + std::to_string(used) + " classes, " +
-                           std::to_string(files.size()) + " images)";
+  const std::string what = "ImageFolder " + dir + " (" + app::count_of(static_cast<long long>(used), "class", "classes") +
+                           ", " + app::count_of(static_cast<long long>(files.size()), "image") + ")";
   return std::make_unique<FileDataset>(dir, std::move(files), what);
 }
 
@@ -122,7 +123,8 @@ std::unique_ptr<Dataset> open_labels_file(const std::string &dir, const std::str
     if (!fs::is_regular_file(dir + "/" + path)) throw InputError(where + ": " + dir + "/" + path + " does not exist");
   }
   if (files.empty()) throw InputError(labels_file + ": no labelled images");
-  const std::string what = "labels file " + labels_file + " (" + std::to_string(files.size()) + " images under " + dir + ")";
+  const std::string what = "labels file " + labels_file + " (" + app::count_of(static_cast<long long>(files.size()), "image") +
+                           " under " + dir + ")";
   return std::make_unique<FileDataset>(dir, std::move(files), what);
 }
 

@@ -11,8 +11,9 @@
 - a PyTorch checkpoint, pickle, .npy, image, text or bare safetensors file given as the model is
   named for what it is, with the convert command where one applies;
 - `pola help` and `pola help COMMAND` print what --help prints;
-- with the shipped model and samples: `pola features` on a 28x28 sample names `--size 32x32`
-  (the size classify resizes it to) and `--pad`, never the non-command "pola --pad";
+- with the shipped model and samples: counts of one read "1 channel", "1 image"; `pola features`
+  on a 28x28 sample names `--size 32x32` (the size classify resizes it to) and `--pad`, never the
+  non-command "pola --pad";
 - every subcommand's --help shows the defaults of options that have one;
 - `pola --version` gives the version from CMakeLists.txt, the git revision of the
   source, the compiler, the ISA chosen (and POLA_ISA when it forced one) and the
@@ -133,7 +134,20 @@ def shipped_model_messages(args):
     import tempfile
     models = os.path.join(args.source, "models")
     model, sample = os.path.join(models, "fashion_pola_pvt.pola"), os.path.join(models, "samples", "0018_bag.png")
+    r = pola(args, "info", model)
+    line = next((ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["input"]), "")
+    check(r.returncode == 0 and line.rstrip().endswith(", 1 channel"), "info of a grey model: '1 channel'",
+          process_detail(r))
+    r = pola(args, "classify", "-m", model, sample, "--verbose")
+    check(r.returncode == 0 and re.search(r"\b1 image\b", r.stderr) and "1 images" not in r.stderr,
+          "classify --verbose of one image: '1 image'", process_detail(r))
     with tempfile.TemporaryDirectory(prefix="pola_msgs_") as d:
+        labels = os.path.join(d, "labels.txt")
+        with open(labels, "w") as f:
+            f.write("0018_bag.png\tBag\n")
+        r = pola(args, "eval", "-m", model, "-d", os.path.dirname(sample), "--labels", labels)
+        check(r.returncode == 0 and "(1 image under" in r.stdout and "1 images" not in r.stdout,
+              "eval of a one-line labels file: '1 image'", process_detail(r))
         r = pola(args, "features", "-m", model, sample, "-o", os.path.join(d, "features"))
         check(r.returncode == 1 and r.stderr.startswith("pola: error: " + sample) and "--size 32x32" in r.stderr
               and "--pad" in r.stderr and "pola --pad" not in r.stderr,
