@@ -55,16 +55,18 @@ std::string trim(const std::string &s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-// A label is a class index or a class name.
+// A label is a class name, matched as folder names are (class_index_of: "ankle-boot" is "Ankle boot"),
+// or a class index.
 int parse_label(const std::string &text, const std::vector<std::string> &class_names, const std::string &where) {
-  const auto name = std::find(class_names.begin(), class_names.end(), text);
-  if (name != class_names.end()) return int(name - class_names.begin());
+  const int by_name = class_index_of(text, class_names);
+  if (by_name >= 0) return by_name;
   if (!text.empty() && text.size() < 10 && std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
     const int index = std::stoi(text);
     if (index < int(class_names.size())) return index;
   }
   throw InputError(where + ": label '" + text + "' is neither a class index below " +
-                   std::to_string(class_names.size()) + " nor one of the model's class names");
+                   std::to_string(class_names.size()) +
+                   " nor one of the model's class names (matched ignoring case and '-', '_', ' ', '/')");
 }
 
 bool has_class_folders(const std::string &dir) {
