@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cctype>
 #include <cstdlib>
+#include <regex>
 
 namespace pola::app {
 namespace {
@@ -102,7 +103,103 @@ std::string check_options(const CLI::App &app, const std::string &command, int f
   return "";
 }
 
+// "pola classify" for argv naming the classify command, "pola" when it names none.
+std::string command_of(const CLI::App &root, int argc, const char *const *argv) {
+  const auto subs = root.get_subcommands([](const CLI::App *) { return true; });
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.empty() || arg[0] == '-') continue;
+    for (const CLI::App *s : subs)
+      if (s->check_name(arg)) return "pola " + s->get_name();
+    break;
+  }
+  return "pola";
+}
+
+// "'a', 'b'" from CLI11's space-separated list of unexpected arguments, in
+// the order argv gives them (CLI11 lists them in another).
+std::string quoted_words(const std::string &words, int argc, const char *const *argv) {
+  std::vector<std::string> list;
+  std::string word;
+  for (size_t i = 0; i <= words.size(); ++i) {
+    if (i == words.size() || words[i] == ' ') {
+      if (!word.empty()) list.push_back(word);
+      word.clear();
+    } else {
+      word += words[i];
+    }
+  }
+  auto position = [&](const std::string &w) {
+    for (int i = 1; i < argc; ++i)
+      if (w == argv[i]) return i;
+    return argc;
+  };
+  std::stable_sort(list.begin(), list.end(),
+                   [&](const std::string &a, const std::string &b) { return position(a) < position(b); });
+  std::string out;
+  for (const auto &w : list) out += (out.empty() ? "" : ", ") + quote(w);
+  return out;
+}
+
+bool parse_whole(const std::string &text, long long &value) {
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && errno != ERANGE;
+}
+
 } // namespace
+
+std::string parse_error_message(const CLI::App &root, int argc, const char *const *argv, const std::string &what) {
+  const std::string command = command_of(root, argc, argv);
+  std::string message = what;
+  std::smatch m;
+  static const std::regex missing_value(R"(^(\S+): \d+ required \S+ missing$)");
+  static const std::regex extras(R"(^The following arguments? (?:was|were) not expected: (.*)$)");
+  if (std::regex_match(what, m, missing_value)) {
+    message = m[1].str() + " needs a value";
+  } else if (std::regex_match(what, m, extras)) {
+    const std::string words = quoted_words(m[1].str(), argc, argv);
+    message = (words.find(',') == std::string::npos ? "unexpected argument " : "unexpected arguments ") + words;
+  } else if (what == "A subcommand is required") {
+    return "a command is required (pola --help lists the commands)";
+  }
+  return command + ": " + message + " (see " + command + " --help)";
+}
+
+CLI::Validator whole_number_in(long long lowest, long long highest) {
+  const std::string range = std::to_string(lowest) + ".." + std::to_string(highest);
+  return CLI::Validator(
+      [lowest, highest, range](std::string &text) -> std::string {
+        long long v = 0;
+        if (!parse_whole(text, v)) return quote(text) + " is not a whole number";
+        if (v < lowest || v > highest) return "must be in " + range + ", not " + text;
+        return "";
+      },
+      "in " + range);
+}
+
+CLI::Validator whole_number_at_least(long long lowest) {
+  return CLI::Validator(
+      [lowest](std::string &text) -> std::string {
+        long long v = 0;
+        if (!parse_whole(text, v)) return quote(text) + " is not a whole number";
+        if (v < lowest) return "must be at least " + std::to_string(lowest) + ", not " + text;
+        return "";
+      },
+      ">= " + std::to_string(lowest));
+}
+
+CLI::Validator one_of(const std::vector<std::string> &names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return CLI::Validator(
+      [names, list](std::string &text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return "";
+        return quote(text) + " is not one of the choices: give " + list;
+      },
+      "");
+}
 
 std::string nearest_name(const std::string &word, const std::vector<std::string> &candidates) {
   std::string best;

@@ -9,6 +9,8 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "weights/error.h"
 
@@ -28,6 +30,31 @@ int run_cli(const char *description, int argc, char **argv, const std::function<
   if (version) app.add_flag("--version", print_version, "Print version, revision, compiler, ISA and oneDNN version");
   app.require_subcommand(version ? 0 : 1, 1);
   for (auto &add : command_registry()) add(app);
+  // `pola help [COMMAND]`, for those who ask that way: what --help prints.
+  std::string help_topic;
+  CLI::App *help = app.add_subcommand("help", "Print the commands, or one command's options (as --help does)");
+  help->add_option("command", help_topic, "The command to explain");
+  help->callback([&app, &help_topic, help] {
+    if (help_topic.empty()) {
+      std::fputs(app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal).c_str(), stdout);
+      return;
+    }
+    std::vector<std::string> commands;
+    for (const CLI::App *sub : app.get_subcommands([](const CLI::App *) { return true; })) {
+      if (sub != help && sub->check_name(help_topic)) {
+        std::fputs(sub->get_formatter()
+                       ->make_help(sub, app.get_name() + " " + sub->get_name(), CLI::AppFormatMode::Normal)
+                       .c_str(),
+                   stdout);
+        return;
+      }
+      commands.push_back(sub->get_name());
+    }
+    std::string message = "unknown command '" + help_topic + "'";
+    const std::string near = nearest_name(help_topic, commands);
+    if (!near.empty()) message += "; did you mean '" + near + "'?";
+    throw pola::InputError(message + " (" + app.get_name() + " --help lists the commands)");
+  });
   if (argc <= 1) {  // a bare `pola`: what it can do, on stderr, as a usage error
     std::fputs(app.help().c_str(), stderr);
     return kExitBadInput;
@@ -48,8 +75,8 @@ int run_cli(const char *description, int argc, char **argv, const std::function<
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {
     return app.exit(e);
-  } catch (const CLI::ParseError &e) {
-    app.exit(e);
+  } catch (const CLI::ParseError &e) {  // CLI11's own wording, made one `pola: error:` line
+    std::fprintf(stderr, "pola: error: %s\n", parse_error_message(app, argc, argv, e.what()).c_str());
     return kExitBadInput;
   } catch (const pola::InputError &e) {
     std::fprintf(stderr, "pola: error: %s\n", e.what());

@@ -2,7 +2,7 @@
 // block looks, drawn over the image. The pieces live in apps/attention_map/:
 // block_layout (which rows are the query and its keys), capture_qk (q and k
 // through the engine's NodeObserver), polarity_row (the weights, SPEC 3),
-// heatmap_png (the overlay).
+// heatmap_image (the overlay, PNG or JPEG).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -12,8 +12,9 @@
 #include "weights/file_access.h"
 #include "attention_map/block_layout.h"
 #include "attention_map/capture_qk.h"
-#include "attention_map/heatmap_png.h"
+#include "attention_map/heatmap_image.h"
 #include "attention_map/polarity_row.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/io/npy.h"
@@ -65,6 +66,7 @@ const float *block_tensor(const pola::weights::ModelFile &file, const std::strin
 void attention_map_command(const AttentionMapArgs &a) {
   for (const std::string &out : {a.output, a.npy})
     if (!out.empty()) pola::weights::check_output_is_not_input(out, {a.model, a.image});
+  (void)output_format(a.output);  // refuses a format it cannot write before the model runs
   if (!a.npy.empty()) pola::weights::check_output_is_not_input(a.npy, {a.output});
   pola::ModelOptions opt;
   opt.threads = a.threads;
@@ -108,7 +110,7 @@ void attention_map_command(const AttentionMapArgs &a) {
     pola::io::write_npy(a.npy, {side, side}, as_float.data());
   }
   const RgbImage base = denormalise(input, spec.channels, cfg.img_size, spec.mean, spec.std);
-  write_overlay_png(a.output, base, upsample_bilinear(map, side, cfg.img_size), qx, qy, a.zoom);
+  write_overlay(a.output, base, upsample_bilinear(map, side, cfg.img_size), qx, qy, a.zoom);
 
   const auto best = std::max_element(map.begin(), map.end()) - map.begin();
   std::printf("%s: query pixel (%d, %d) = token (%lld, %lld) of %lld x %lld; %zu keys on a %lld x %lld grid; "
@@ -130,7 +132,7 @@ const char *kDefinition =
     "  map[j] = mean over heads of (A_sim[j] + A_opp[j]) / 2\n"
     "so the weights over keys j sum to 1 (a head whose denominator is 0 counts as uniform).\n"
     "Keys: PVT, every token of the stage (after spatial reduction, if any); Swin, the tokens of\n"
-    "the query's (shifted) window, the rest of the map is 0. The PNG shows the map upsampled\n"
+    "the query's (shifted) window, the rest of the map is 0. The image shows the map upsampled\n"
     "bilinearly over the preprocessed image, coloured relative to its maximum; a cyan cross\n"
     "marks the query. Blocks: PVT block<stage 1..4>.<index>, Swin layers.<stage>.blocks.<index>\n"
     "in polarity-attention (L) stages.\n"
@@ -139,7 +141,7 @@ const char *kDefinition =
 pola::app::RegisterCommand reg([](CLI::App &root) {
   auto a = std::make_shared<AttentionMapArgs>();
   auto *c = root.add_subcommand("attention-map",
-                                "Draw where one query location of a polarity-attention block looks (PNG heat map)");
+                                "Draw where one query location of a polarity-attention block looks (PNG or JPEG heat map)");
   c->footer(kDefinition);
   c->add_option("--model,-m", a->model, "Model file (.pola)")->required();
   c->add_option("image", a->image, "Image file (JPEG, PNG, BMP, GIF, ...), preprocessed as the model prescribes")
@@ -147,11 +149,13 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--block,-b", a->block, "Block name, e.g. block2.0 (PVT) or layers.1.blocks.0 (Swin)")->required();
   c->add_option("--query,-q", a->query, "X,Y: query pixel in the model's input image (after resize and crop)")
       ->required();
-  c->add_option("-o,--output", a->output, "Output PNG")->required();
+  c->add_option("-o,--output", a->output, "Output image: PNG, or JPEG when the name ends in .jpg or .jpeg")
+      ->required();
   c->add_option("--npy", a->npy, "Also write the raw map (key grid side x side, float32, sums to 1) as .npy");
-  c->add_option("--zoom", a->zoom, "Enlarge the PNG this many times (nearest), for small inputs")
-      ->check(CLI::Range(1, 16));
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--zoom", a->zoom, "Enlarge the image this many times (nearest), for small inputs")
+      ->check(pola::app::whole_number_in(1, 16));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   c->callback([a] { attention_map_command(*a); });
 });
 

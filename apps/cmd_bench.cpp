@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "apps/git_revision.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/dnnl_context.h"
@@ -27,6 +28,7 @@
 #include "kernels/cpu_info.h"
 #include "kernels/kernels.h"
 #include "peak_rss.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace {
@@ -240,7 +242,8 @@ void bench(const BenchArgs &a) {
   std::printf("isa        %s, threads %d, commit %s\n", isa, model->threads(), pola::app::git_revision());
   std::printf("precision  %s (%s); bf16 instructions: %s\n", pola::precision_name(precision),
               model->precision().reason.c_str(), bf16_isa);
-  std::printf("latency    median %.2f ms, p90 %.2f ms over %d runs (%d warm-up)\n", median, p90, a.runs, a.warmup);
+  std::printf("latency    median %.2f ms, p90 %.2f ms over %s (%d warm-up)\n", median, p90,
+              pola::app::count_of(a.runs, "run").c_str(), a.warmup);
   std::printf("throughput %.1f images/s\n", a.batch / (median / 1e3));
   std::printf("compute    %.2f GFLOP per run, %.1f GFLOP/s = %.1f%% of the measured fp32 GEMM peak (%.0f GFLOP/s)\n",
               gflop, gflops, 100 * gflops / peak, peak);
@@ -266,11 +269,12 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   auto *cmd = root.add_subcommand("bench", "Time a model end to end on random input (latency, throughput, GFLOP/s, RSS)");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("--model,-m", a->model, "Model file (.pola)")->required();
-  cmd->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 1024));
-  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--batch,-b", a->batch, "Images per run")->check(pola::app::whole_number_in(1, 1024));
+  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*cmd, a->precision);
-  cmd->add_option("--runs,-r", a->runs, "Timed runs")->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", a->warmup, "Untimed runs first")->check(CLI::Range(0, 1000));
+  cmd->add_option("--runs,-r", a->runs, "Timed runs")->check(pola::app::whole_number_in(1, 100000));
+  cmd->add_option("--warmup", a->warmup, "Untimed runs first")->check(pola::app::whole_number_in(0, 1000));
   cmd->add_option("--peak-gflops", a->peak,
                   "fp32 peak to report the share of (default: measured now, best of oneDNN GEMMs of the models' "
                   "shapes after a warm-up)");

@@ -14,11 +14,13 @@
 
 #include "classify/class_ranking.h"
 #include "classify/image_inputs.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/model.h"
 #include "eval/progress_bar.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace {
@@ -89,9 +91,10 @@ void classify_command(const ClassifyArgs &a) {
   if (files.empty() && inputs.problems.empty())
     throw pola::InputError("no images to classify (the list read from stdin for '-' was empty)");
   if (a.verbose)
-    std::fprintf(stderr, "pola classify: %s (%s, %d classes, input %d x %d x %d), %d thread%s, batch %d, %zu images\n",
-                 a.model.c_str(), model->config().arch.c_str(), classes, spec.channels, spec.crop, spec.crop,
-                 model->threads(), model->threads() == 1 ? "" : "s", a.batch, files.size());
+    std::fprintf(stderr, "pola classify: %s (%s, %s, input %d x %d x %d), %s, batch %d, %s\n", a.model.c_str(),
+                 model->config().arch.c_str(), pola::app::count_of(classes, "class", "classes").c_str(), spec.channels,
+                 spec.crop, spec.crop, pola::app::count_of(model->threads(), "thread").c_str(), a.batch,
+                 pola::app::count_of(static_cast<long long>(files.size()), "image").c_str());
   // The bar draws itself only when stderr is a terminal (progress_bar.h).
   pola::eval::ProgressBar bar{files.size() > kProgressMinImages ? int64_t(files.size()) : 0};
   size_t failed = inputs.problems.size();
@@ -145,10 +148,11 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("images", a->images,
                 "Image files (JPEG, PNG, BMP, GIF, TGA, PSD, PNM, ...), directories of them, or - (paths on stdin)")
       ->required();
-  c->add_option("--top,-k", a->top, "Classes to show per image")->check(CLI::Range(1, 1000000));
-  c->add_option("--batch,-b", a->batch, "Images per run")->check(CLI::Range(1, 4096));
+  c->add_option("--top,-k", a->top, "Classes to show per image")->check(pola::app::whole_number_in(1, 1000000));
+  c->add_option("--batch,-b", a->batch, "Images per run")->check(pola::app::whole_number_in(1, 4096));
   c->add_flag("--json", a->json, "One JSON object per image (JSON lines) instead of a table");
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*c, a->precision);
   c->add_flag("--verbose,-v", a->verbose, "Model, threads and per-batch timings on stderr");
   c->callback([a] { classify_command(*a); });

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "weights/file_access.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "engine/api/convert_checks.h"
 #include "number_list.h"
@@ -72,7 +73,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--dtype", args->dtype,
                 "how the weights of linear layers and patch embeddings are stored: f32 (default) or bf16 (about "
                 "half the file, rounded to nearest even; biases, norms, polarity parameters and depthwise kernels stay f32)")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+      ->check(pola::app::one_of({"f32", "bf16"}));
   c->callback([args, c] {
     // Before anything is read: `-o` naming the checkpoint (or the labels file) would destroy it.
     pola::weights::check_output_is_not_input(args->output, {args->input, args->labels});

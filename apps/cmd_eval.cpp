@@ -1,7 +1,7 @@
 // `pola eval`: top-1 / top-5 accuracy of a model on a labelled image set.
 //
 //   pola eval --model M.pola --data DIR [--split t10k] [--labels FILE] [--limit N]
-//             [--class-order A,B,... | --class-order-file FILE]
+//             [--class-order A,B,... | --class-order FOLDER=CLASS,... | --class-order-file FILE]
 //             [--threads N] [--batch B] [--json] [--predictions OUT.csv]
 //
 // DIR is an IDX pair (MNIST / Fashion-MNIST), a labels file's root, or an
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "weights/file_access.h"
+#include "cli_checks.h"
 #include "command.h"
 #include "precision_option.h"
 #include "engine/api/model_image_spec.h"
@@ -115,25 +116,32 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--model,-m", a->model, "Model file (.pola)")->required();
   c->add_option("--data,-d", a->data,
                 "Directory: an IDX pair <split>-images-idx3-ubyte[.gz] + <split>-labels-idx1-ubyte[.gz], "
-                "or one sub-folder per class (named after the model's classes, ignoring case and '-', '_', ' '; "
-                "otherwise sorted folder order = class index), or the root of --labels paths")
+                "or one sub-folder per class (named after the model's classes, ignoring case and '-', '_', ' ', for "
+                "all or some of them; otherwise sorted folder order = class index), or the root of --labels paths")
       ->required();
   c->add_option("--split", a->split, "IDX split name, the file-name prefix (default t10k; e.g. train)");
   auto *labels = c->add_option("--labels", a->labels,
-                "Labels file: one 'PATH<TAB>LABEL' per line, PATH relative to --data, LABEL a class index or name");
+                "Labels file: one 'PATH<TAB>LABEL' per line, PATH relative to --data, LABEL a class index or name "
+                "(matched as folder names are)");
   auto *order = c->add_option("--class-order", a->class_order,
-                              "ImageFolder: the class folders in class-index order, comma-separated (A,B,C: A is "
-                              "class 0); folders not listed are skipped");
+                              "ImageFolder: every class's folder in class-index order, comma-separated (A,B,C: A is "
+                              "class 0), or FOLDER=CLASS pairs for some classes (CLASS a name or index); folders not "
+                              "listed are skipped");
   auto *order_file = c->add_option("--class-order-file", a->class_order_file,
-                                   "ImageFolder: a file naming one class folder per line, line i = class i");
+                                   "ImageFolder: --class-order's entries, one per line (line i = class i, or "
+                                   "FOLDER=CLASS)");
   order->excludes(order_file)->excludes(labels);
   order_file->excludes(labels);
-  c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")->check(CLI::NonNegativeNumber);
-  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  c->add_option("--limit,-n", a->limit, "Evaluate only the first N images (0 = all)")
+      ->check(pola::app::whole_number_at_least(0));
+  c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*c, a->precision);
-  c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")->check(CLI::Range(1, 4096));
+  c->add_option("--batch,-b", a->batch, "Images per model run (default 64)")
+      ->check(pola::app::whole_number_in(1, 4096));
   c->add_option("--predictions", a->predictions, "Also write index,item,label,top1 per image to this CSV file");
-  c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)");
+  c->add_option("--confused", a->confused, "How many most-confused class pairs to list (default 5)")
+      ->check(pola::app::whole_number_in(0, 1000000));
   c->add_flag("--json", a->json, "Print the results as one JSON object");
   c->callback([a] { eval_command(*a); });
 });

@@ -4,16 +4,19 @@
 // tokens after the stage's last block, no extra norm) and DIR/pooled.npy
 // (batch, channels), the embedding before the head. Only the stages needed are
 // computed; the head never is.
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "engine/api/model_image_spec.h"
 #include "engine/io/npy.h"
 #include "engine/model.h"
 #include "input_batch.h"
+#include "model/geometry.h"
 #include "number_list.h"
 #include "precision_option.h"
 #include "weights/error.h"
@@ -95,7 +98,12 @@ void features_command(const FeaturesArgs &a) {
     if (!a.size.empty()) throw pola::InputError("--size resizes image files; an --input array is used at its own size");
     in = pola::app::read_input_batch(a.input, cfg, a.pad);
   } else {
-    in = pola::app::fit_input_batch(load_images(*model, a), cfg, a.pad, a.images.front());
+    pola::io::NpyArray images = load_images(*model, a);
+    // Images can also be resized to a valid size, as classify resizes them to the model's.
+    const std::string resize_to = std::to_string(pola::padded_input_side(cfg, images.shape[2])) + "x" +
+                                  std::to_string(pola::padded_input_side(cfg, images.shape[3]));
+    in = pola::app::fit_input_batch(std::move(images), cfg, a.pad, a.images.front(),
+                                    "resize the images to one with --size " + resize_to + ", or pad them with --pad");
   }
 
   std::error_code ec;
@@ -126,16 +134,26 @@ void features_command(const FeaturesArgs &a) {
   } catch (const pola::InputError &e) {
     throw pola::InputError(source + ": " + e.what());
   }
+  std::string written;  // "stage1.npy (1, 32, 8, 8), ..." for the line on stderr
+  auto note = [&](const std::string &name, const std::vector<int64_t> &shape) {
+    written += (written.empty() ? "" : ", ") + name + " (";
+    for (size_t d = 0; d < shape.size(); ++d) written += (d ? ", " : "") + std::to_string(shape[d]);
+    written += ")";
+  };
   for (size_t i : stages) {
-    const std::string path = a.out_dir + "/stage" + std::to_string(i + 1) + ".npy";
+    const std::string name = "stage" + std::to_string(i + 1) + ".npy", path = a.out_dir + "/" + name;
+    const std::vector<int64_t> shape{in.batch, shapes[i].channels, shapes[i].height, shapes[i].width};
     pola::weights::check_output_is_not_input(path, inputs);
-    pola::io::write_npy(path, {in.batch, shapes[i].channels, shapes[i].height, shapes[i].width}, out[i]);
+    pola::io::write_npy(path, shape, out[i]);
+    note(name, shape);
   }
   if (want_pooled) {
     const std::string path = a.out_dir + "/pooled.npy";
     pola::weights::check_output_is_not_input(path, inputs);
     pola::io::write_npy(path, {in.batch, model->pooled_size()}, pooled.data());
+    note("pooled.npy", {in.batch, model->pooled_size()});
   }
+  std::fprintf(stderr, "pola features: wrote float32 %s in %s\n", written.c_str(), a.out_dir.c_str());
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {
@@ -150,7 +168,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_flag("--pad", a->pad, "Pad the images with zeros (bottom, right) to the next size the model accepts");
   cmd->add_flag("--pooled", a->pooled, "Also write pooled.npy when the last stage is not among --stages");
   cmd->add_option("--output,-o", a->out_dir, "Output directory")->required();
-  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   pola::app::add_precision_option(*cmd, a->precision);
   cmd->add_flag("--allow-nonfinite", a->allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite features, instead of refusing them");

@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "model/config_json.h"
+#include "plural.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
 #include "weights/model_summary.h"
@@ -73,8 +74,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  stored as   %s parameters\n", dtypes.c_str());
     std::printf("  file size   %llu bytes (%.1f MB)\n", static_cast<unsigned long long>(f.file_size()),
                 static_cast<double>(f.file_size()) / 1e6);
-    std::printf("  input       %lld x %lld, %lld channels\n", static_cast<long long>(cfg.img_size),
-                static_cast<long long>(cfg.img_size), static_cast<long long>(cfg.in_chans));
+    std::printf("  input       %lld x %lld, %s\n", static_cast<long long>(cfg.img_size),
+                static_cast<long long>(cfg.img_size), pola::app::count_of(cfg.in_chans, "channel").c_str());
     std::printf("  classes     %zu: %s\n", classes.size(), first_names(classes).c_str());
     std::printf("  config      %s\n", j["config"].dump().c_str());
     std::printf("  preprocess  %s\n", describe_preprocess(pre).c_str());

@@ -3,6 +3,7 @@
 // (1, C, H, W) float32 tensor, so the engine's input can be compared with
 // PyTorch's. With --model, the preprocessing is the model file's own (what
 // `pola classify` does to the image); otherwise --spec or --size/--resize.
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -99,6 +100,9 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     const auto spec = make_spec(*args, size->count() > 0, resize->count() > 0);
     const std::vector<float> x = pola::preprocess::load_and_preprocess(args->image, spec);
     pola::io::write_npy(args->output, {1, spec.channels, spec.crop, spec.crop}, x.data());
+    // What was written, on stderr: stdout stays clean for `-o /dev/stdout`.
+    std::fprintf(stderr, "pola preprocess: wrote %s: float32 (1, %d, %d, %d)\n", args->output.c_str(), spec.channels,
+                 spec.crop, spec.crop);
   });
 });
 

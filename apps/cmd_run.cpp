@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "command.h"
 #include "input_batch.h"
 #include "precision_option.h"
@@ -34,6 +35,7 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   const int64_t batch = in.batch;
 
   pola::NodeObserver dumper;
+  size_t dumped = 0;
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
@@ -48,6 +50,7 @@ void run_command(const std::string &model_path, const std::string &input_path, c
       for (int64_t r = 0; r < v.rows; ++r)
         for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.ptr()[r * v.ld + c];
       pola::io::write_npy(dump_dir + "/" + node.name + ".npy", node.output_shape, dense.data());
+      ++dumped;
     };
   }
   std::vector<float> logits(batch * cfg.num_classes);
@@ -58,6 +61,11 @@ void run_command(const std::string &model_path, const std::string &input_path, c
     throw pola::InputError(input_path + ": " + e.what());
   }
   pola::io::write_npy(output_path, {batch, cfg.num_classes}, logits.data());
+  // What was written, on stderr: stdout stays clean for `-o /dev/stdout`.
+  std::fprintf(stderr, "pola run: wrote %s: float32 logits (%lld, %lld)", output_path.c_str(),
+               static_cast<long long>(batch), static_cast<long long>(cfg.num_classes));
+  if (!dump_dir.empty()) std::fprintf(stderr, "; %zu intermediates in %s", dumped, dump_dir.c_str());
+  std::fputc('\n', stderr);
 }
 
 pola::app::RegisterCommand reg([](CLI::App &root) {
@@ -70,7 +78,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_option("--model,-m", *model, "Model file (.pola)")->required();
   cmd->add_option("--input,-i", *input, "Input .npy (batch, channels, height, width) of real numbers: float32, or float16/64 or integers (either byte order, C or Fortran order) converted to float32 as Python's Model.run does")->required();
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
-  cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")
+      ->check(pola::app::whole_number_in(0, 1024));
   cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
   auto allow_nonfinite = std::make_shared<bool>(false);
   cmd->add_flag("--allow-nonfinite", *allow_nonfinite,

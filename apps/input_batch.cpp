@@ -7,7 +7,8 @@
 
 namespace pola::app {
 
-InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, const std::string &context) {
+InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, const std::string &context,
+                           const std::string &remedy) {
   if (x.shape.size() != 4 || x.shape[1] != cfg.in_chans) {
     std::string got = "(";
     for (size_t i = 0; i < x.shape.size(); ++i) got += (i ? ", " : "") + std::to_string(x.shape[i]);
@@ -23,7 +24,7 @@ InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, con
     in.height = padded_input_side(cfg, in.height);
     in.width = padded_input_side(cfg, in.width);
   }
-  check_input_size(cfg, in.height, in.width, context);
+  check_input_size(cfg, in.height, in.width, context, remedy);
   if (in.height != in.original_height || in.width != in.original_width) {
     // Zeros at the bottom and right: the image keeps its pixel coordinates.
     io::NpyArray padded;
@@ -41,7 +42,7 @@ InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, con
 }
 
 InputBatch read_input_batch(const std::string &path, const ModelConfig &cfg, bool pad) {
-  return fit_input_batch(io::read_npy(path), cfg, pad, path);
+  return fit_input_batch(io::read_npy(path), cfg, pad, path, "or pad the arrays to one with --pad");
 }
 
 } // namespace pola::app

@@ -22,7 +22,9 @@ struct InputBatch {
 InputBatch read_input_batch(const std::string &path, const ModelConfig &cfg, bool pad);
 
 // Pads (batch, channels, h, w) images given as one array to the next valid
-// size when `pad` is set, else checks them; `context` names the source.
-InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, const std::string &context);
+// size when `pad` is set, else checks them; `context` names the source and
+// `remedy` says how the command could fit another size (check_input_size).
+InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, const std::string &context,
+                           const std::string &remedy);
 
 } // namespace pola::app

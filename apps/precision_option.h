@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <map>
 #include <string>
 
 #include "engine/precision.h"
@@ -12,16 +11,23 @@
 namespace pola::app {
 
 inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
-  static const std::map<std::string, PrecisionRequest> kNames{
-      {"fp32", PrecisionRequest::fp32}, {"bf16", PrecisionRequest::bf16}, {"auto", PrecisionRequest::automatic}};
+  // The option stores the enum, which CLI11 converts from its integer value:
+  // the name is mapped to that here, with a refusal that lists the names.
+  const CLI::Validator names(
+      [](std::string &text) -> std::string {
+        PrecisionRequest request{};
+        if (!precision_request_from_name(text, request))
+          return "'" + text + "' is not a precision: give fp32, bf16 or auto";
+        text = std::to_string(static_cast<int>(request));
+        return "";
+      },
+      "");
+  // One line: what bf16 and auto do depends on the CPU, which `pola --version` reports.
   return cmd
       .add_option("--precision", out,
-                  "fp32 (default, exact); bf16 (needs AMX-BF16 or AVX512-BF16): linear layers and patch "
-                  "embeddings in bf16 with fp32 accumulation, and the attention products (polarity cores, softmax "
-                  "windows) too where bf16 products are faster than fp32 FMAs here; norms, softmax, feature maps and residuals stay fp32; "
-                  "auto: bf16 where it is faster (AMX-BF16, or AVX512-BF16 dot products measured at >= 1.5x the "
-                  "FMA rate), else fp32. `pola --version` says what bf16 and auto do on this CPU")
-      ->transform(CLI::CheckedTransformer(kNames))
+                  "fp32 (default, exact), bf16 or auto; `pola --version` says what bf16 and auto do here "
+                  "(README.md: bf16)")
+      ->transform(names)
       ->option_text("fp32|bf16|auto")
       ->default_str("fp32");
 }

@@ -45,7 +45,8 @@ std::string empty_grid_problem(const ModelGeometry &g) {
 
 } // namespace
 
-void check_input_size(const ModelConfig &c, int64_t height, int64_t width, const std::string &context) {
+void check_input_size(const ModelConfig &c, int64_t height, int64_t width, const std::string &context,
+                      const std::string &remedy) {
   const int64_t m = input_size_multiple(c);
   const std::string size = std::to_string(height) + "x" + std::to_string(width);
   if (height < 1 || width < 1 || height > kMaxInputSide || width > kMaxInputSide)
@@ -54,7 +55,7 @@ void check_input_size(const ModelConfig &c, int64_t height, int64_t width, const
   if (height % m != 0 || width % m != 0)
     throw InputError(context + ": input size " + size + " is not valid for this model: height and width must be " +
                      "multiples of " + std::to_string(m) + "; nearest valid: height " + nearest_sides(height, m) +
-                     ", width " + nearest_sides(width, m) + " (or pad the images to one: pola --pad)");
+                     ", width " + nearest_sides(width, m) + (remedy.empty() ? "" : " (" + remedy + ")"));
   const std::string problem = empty_grid_problem(model_geometry(c, height, width));
   if (!problem.empty())
     throw InputError(context + ": input size " + size + " is too small for this model: " + problem);

@@ -70,7 +70,11 @@ constexpr int64_t kMaxInputSide = 1 << 15;
 // Throws InputError("<context>: input size HxW ...") naming the nearest valid
 // sizes when height x width cannot be run (not a multiple of
 // input_size_multiple, too small for a stage's spatial reduction, too large).
-void check_input_size(const ModelConfig &c, int64_t height, int64_t width, const std::string &context);
+// `remedy`, when given, is appended to the message about multiples in
+// brackets: what the caller's interface offers (a tool option, say), which
+// this layer cannot know.
+void check_input_size(const ModelConfig &c, int64_t height, int64_t width, const std::string &context,
+                      const std::string &remedy = "");
 
 // The nearest valid side at or above `side` (what --pad pads to).
 int64_t padded_input_side(const ModelConfig &c, int64_t side);

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "plural.h"
 #include "weights/error.h"
 
 namespace pola::eval {
@@ -21,19 +23,44 @@ std::string some_of(const std::vector<std::string> &names, size_t shown = 5) {
   return out;
 }
 
+// "a=Bag" -> ("a", class of "Bag"); throws naming the entry when it is not FOLDER=CLASS.
+std::pair<std::string, int> folder_and_class(const std::string &entry, const std::vector<std::string> &class_names) {
+  const size_t eq = entry.rfind('='); // folder names may hold '=', class names hardly
+  const std::string folder = entry.substr(0, eq), name = entry.substr(eq + 1);
+  if (folder.empty() || name.empty())
+    throw InputError("--class-order: entry " + quoted(entry) + " is not FOLDER=CLASS");
+  int k = class_index_of(name, class_names);
+  if (k < 0 && name.size() < 10 && name.find_first_not_of("0123456789") == std::string::npos &&
+      std::stoul(name) < class_names.size())
+    k = int(std::stoul(name));
+  if (k < 0)
+    throw InputError("--class-order: " + quoted(name) + " in " + quoted(entry) +
+                     " is neither one of the model's class names (" + some_of(class_names) +
+                     ") nor a class index below " + std::to_string(class_names.size()));
+  return {folder, k};
+}
+
 std::vector<int> map_explicitly(const std::string &dir, const std::vector<std::string> &folders,
                                 const std::vector<std::string> &class_names, const std::vector<std::string> &order,
                                 std::FILE *notes) {
-  if (order.size() != class_names.size())
-    throw InputError("--class-order names " + std::to_string(order.size()) + " folders, but the model has " +
-                     std::to_string(class_names.size()) + " classes (entry i is the folder of class i)");
+  const size_t pairs = size_t(std::count_if(order.begin(), order.end(),
+                                            [](const std::string &e) { return e.find('=') != std::string::npos; }));
+  if (pairs != 0 && pairs != order.size())
+    throw InputError("--class-order: give either every class's folder in class order (A,B,C: A is class 0) or "
+                     "FOLDER=CLASS pairs, not a mix of both");
+  if (pairs == 0 && order.size() != class_names.size())
+    throw InputError("--class-order names " + app::count_of(static_cast<long long>(order.size()), "folder") +
+                     ", but the model has " +
+                     app::count_of(static_cast<long long>(class_names.size()), "class", "classes") +
+                     " (entry i is the folder of class i); for some of the classes give FOLDER=CLASS pairs");
   std::map<std::string, int> class_of_folder;
   for (size_t k = 0; k < order.size(); ++k) {
-    if (std::find(folders.begin(), folders.end(), order[k]) == folders.end())
-      throw InputError(dir + ": --class-order names folder " + quoted(order[k]) + " (class " + std::to_string(k) +
+    const auto [folder, cls] = pairs ? folder_and_class(order[k], class_names) : std::make_pair(order[k], int(k));
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end())
+      throw InputError(dir + ": --class-order names folder " + quoted(folder) + " (class " + std::to_string(cls) +
                        "), which is not a sub-folder of " + dir);
-    if (!class_of_folder.emplace(order[k], int(k)).second)
-      throw InputError("--class-order names folder " + quoted(order[k]) + " twice");
+    if (!class_of_folder.emplace(folder, cls).second)
+      throw InputError("--class-order names folder " + quoted(folder) + " twice");
   }
   std::vector<int> mapping;
   std::vector<std::string> skipped;
@@ -43,12 +70,26 @@ std::vector<int> map_explicitly(const std::string &dir, const std::vector<std::s
     if (it == class_of_folder.end()) skipped.push_back(f);
   }
   if (!skipped.empty())
-    std::fprintf(notes, "pola eval: skipping %zu folder(s) of %s not named in --class-order: %s\n", skipped.size(),
-                 dir.c_str(), some_of(skipped).c_str());
+    std::fprintf(notes, "pola eval: skipping %s of %s not named in --class-order: %s\n",
+                 app::count_of(static_cast<long long>(skipped.size()), "folder").c_str(), dir.c_str(),
+                 some_of(skipped).c_str());
   return mapping;
 }
 
 } // namespace
+
+int class_index_of(const std::string &name, const std::vector<std::string> &class_names) {
+  const auto exact = std::find(class_names.begin(), class_names.end(), name);
+  if (exact != class_names.end()) return int(exact - class_names.begin());
+  const std::string key = class_name_key(name);
+  int found = -1;
+  for (size_t k = 0; k < class_names.size(); ++k) {
+    if (class_name_key(class_names[k]) != key) continue;
+    if (found >= 0) return -1; // two classes with this key: it identifies neither
+    found = int(k);
+  }
+  return key.empty() ? -1 : found;
+}
 
 std::string class_name_key(const std::string &name) {
   std::string key;
@@ -69,28 +110,36 @@ std::vector<int> map_class_folders(const std::string &dir, const std::vector<std
                                    const std::vector<std::string> &class_names,
                                    const std::vector<std::string> &explicit_order, std::FILE *notes) {
   if (!explicit_order.empty()) return map_explicitly(dir, folders, class_names, explicit_order, notes);
-  const std::string choose = "give the folders in class order with --class-order A,B,... or --class-order-file FILE";
-  // Rule 2: by name. A class key shared by two classes cannot identify either.
-  std::map<std::string, int> class_of_key;
-  for (size_t k = 0; k < class_names.size(); ++k) {
-    const auto key = class_name_key(class_names[k]);
-    if (!class_of_key.emplace(key, int(k)).second) class_of_key[key] = -1;
-  }
+  const std::string choose = "give each folder's class with --class-order FOLDER=CLASS,... (or every class's folder "
+                             "in class order, --class-order A,B,...), or --class-order-file FILE";
+  // Rule 2: by name, as labels files name classes.
   std::vector<int> by_name;
   std::vector<std::string> unmatched;
   std::set<int> taken;
   for (const auto &f : folders) {
-    const auto it = class_of_key.find(class_name_key(f));
-    const int k = it == class_of_key.end() ? -1 : it->second;
+    const int k = class_index_of(f, class_names);
     by_name.push_back(k >= 0 && taken.insert(k).second ? k : -1);
     if (by_name.back() < 0) unmatched.push_back(f);
+  }
+  if (unmatched.empty() && folders.size() < class_names.size()) {
+    // Every folder is named after a class, some classes have none: a subset.
+    std::vector<std::string> present;
+    for (const int k : by_name) present.push_back(class_names[size_t(k)]);
+    std::fprintf(notes,
+                 "pola eval: %s has folders for %zu of the model's %s (%s); the accuracy is over their images, the "
+                 "model still choosing among all its classes\n",
+                 dir.c_str(), folders.size(),
+                 app::count_of(static_cast<long long>(class_names.size()), "class", "classes").c_str(),
+                 some_of(present).c_str());
+    return by_name;
   }
   if (folders.size() != class_names.size()) {
     std::vector<std::string> missing; // classes no folder is named after, when names are used at all
     for (size_t k = 0; k < class_names.size() && unmatched.size() < folders.size(); ++k)
       if (!taken.count(int(k))) missing.push_back(class_names[k]);
-    throw InputError(dir + ": " + std::to_string(folders.size()) + " class folders (" + some_of(folders) +
-                     "), but the model has " + std::to_string(class_names.size()) + " classes" +
+    throw InputError(dir + ": " + app::count_of(static_cast<long long>(folders.size()), "class folder") + " (" +
+                     some_of(folders) + "), but the model has " +
+                     app::count_of(static_cast<long long>(class_names.size()), "class", "classes") +
                      (unmatched.empty() ? "" : "; not named after a class: " + some_of(unmatched)) +
                      (missing.empty() ? "" : "; no folder for class " + some_of(missing)) + "; " + choose);
   }

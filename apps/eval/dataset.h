@@ -4,11 +4,12 @@
 //                (MNIST / Fashion-MNIST; --split picks e.g. t10k or train). Each image is a
 //                grey 8-bit picture, exactly the pixels a PNG of it would hold.
 //   labels file  --labels FILE: one "PATH<TAB>LABEL" (or "PATH LABEL") per line, PATH relative
-//                to DIR, LABEL a class index or one of the model's class names; '#' comments.
+//                to DIR, LABEL a class index or one of the model's class names (matched as
+//                folder names are); '#' comments.
 //   ImageFolder  DIR/<class folder>/**/<image>: folders named after the model's classes are
-//                those classes, others are taken in sorted (byte) order (torchvision's rule),
-//                or in the order --class-order gives (class_folders.h); images in sorted
-//                path order.
+//                those classes (all of them or some), others are taken in sorted (byte) order
+//                (torchvision's rule), or as --class-order says (class_folders.h); images in
+//                sorted path order.
 #pragma once
 
 #include <memory>

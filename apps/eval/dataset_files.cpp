@@ -8,6 +8,7 @@
 #include "class_folders.h"
 #include "dataset.h"
 #include "engine/preprocess/decode_image.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace pola::eval {
@@ -54,16 +55,18 @@ std::string trim(const std::string &s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-// A label is a class index or a class name.
+// A label is a class name, matched as folder names are (class_index_of: "ankle-boot" is "Ankle boot"),
+// or a class index.
 int parse_label(const std::string &text, const std::vector<std::string> &class_names, const std::string &where) {
-  const auto name = std::find(class_names.begin(), class_names.end(), text);
-  if (name != class_names.end()) return int(name - class_names.begin());
+  const int by_name = class_index_of(text, class_names);
+  if (by_name >= 0) return by_name;
   if (!text.empty() && text.size() < 10 && std::all_of(text.begin(), text.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
     const int index = std::stoi(text);
     if (index < int(class_names.size())) return index;
   }
   throw InputError(where + ": label '" + text + "' is neither a class index below " +
-                   std::to_string(class_names.size()) + " nor one of the model's class names");
+                   std::to_string(class_names.size()) +
+                   " nor one of the model's class names (matched ignoring case and '-', '_', ' ', '/')");
 }
 
 bool has_class_folders(const std::string &dir) {
@@ -97,8 +100,8 @@ std::unique_ptr<Dataset> open_image_folder(const std::string &dir, const std::ve
   }
   if (files.empty()) throw InputError(dir + ": the class folders hold no image files");
   // Images stay grouped folder by folder in sorted folder order, whatever class each holds.
-  const std::string what = "ImageFolder " + dir + " (" + std::to_string(used) + " classes, " +
-                           std::to_string(files.size()) + " images)";
+  const std::string what = "ImageFolder " + dir + " (" + app::count_of(static_cast<long long>(used), "class", "classes") +
+                           ", " + app::count_of(static_cast<long long>(files.size()), "image") + ")";
   return std::make_unique<FileDataset>(dir, std::move(files), what);
 }
 
@@ -122,7 +125,8 @@ std::unique_ptr<Dataset> open_labels_file(const std::string &dir, const std::str
     if (!fs::is_regular_file(dir + "/" + path)) throw InputError(where + ": " + dir + "/" + path + " does not exist");
   }
   if (files.empty()) throw InputError(labels_file + ": no labelled images");
-  const std::string what = "labels file " + labels_file + " (" + std::to_string(files.size()) + " images under " + dir + ")";
+  const std::string what = "labels file " + labels_file + " (" + app::count_of(static_cast<long long>(files.size()), "image") +
+                           " under " + dir + ")";
   return std::make_unique<FileDataset>(dir, std::move(files), what);
 }
 

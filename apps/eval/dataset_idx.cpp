@@ -3,6 +3,7 @@
 
 #include "dataset.h"
 #include "idx_file.h"
+#include "plural.h"
 #include "weights/error.h"
 
 namespace pola::eval {
@@ -67,7 +68,7 @@ std::unique_ptr<Dataset> open_idx_dataset(const std::string &dir, const std::str
     if (labels.data[i] >= num_classes)
       throw InputError(label_path + ": label " + std::to_string(labels.data[i]) + " of image " + std::to_string(i) +
                        " is not below the model's " + std::to_string(num_classes) + " classes");
-  const std::string where = "IDX " + image_path + " (" + std::to_string(images.dims[0]) + " images " +
+  const std::string where = "IDX " + image_path + " (" + app::count_of(images.dims[0], "image") + " " +
                             std::to_string(images.dims[1]) + "x" + std::to_string(images.dims[2]) + ")";
   return std::make_unique<IdxDataset>(split, std::move(images), std::move(labels), where);
 }

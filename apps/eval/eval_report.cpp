@@ -58,9 +58,13 @@ std::string json_report(const EvalRun &run, const Metrics &m) {
   j["threads"] = run.threads;
   j["batch"] = run.batch;
   nlohmann::json classes = nlohmann::json::array();
-  for (size_t c = 0; c < run.class_names.size(); ++c)
-    classes.push_back({{"index", c}, {"name", run.class_names[c]}, {"images", m.images_of_class(int(c))},
-                       {"top1_accuracy", m.class_top1_percent(int(c)) / 100.0}});
+  // A class without images (a subset evaluated) has no accuracy: null, not 0.
+  for (size_t c = 0; c < run.class_names.size(); ++c) {
+    const int64_t images = m.images_of_class(int(c));
+    const nlohmann::json accuracy = images ? nlohmann::json(m.class_top1_percent(int(c)) / 100.0) : nlohmann::json();
+    classes.push_back(
+        {{"index", c}, {"name", run.class_names[c]}, {"images", images}, {"top1_accuracy", accuracy}});
+  }
   j["per_class"] = classes;
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto &p : m.most_confused(run.confused_pairs))

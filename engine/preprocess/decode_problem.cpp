@@ -14,6 +14,9 @@ bool starts_with(const uint8_t *data, size_t size, const char *magic, size_t n) 
 
 bool code_is(const char *code, const char *what) { return std::strcmp(code, what) == 0; }
 
+// What decode_image reads (stb_image's formats; PNM through decode_pnm).
+constexpr const char *kSupportedFormats = "JPEG, PNG, BMP, GIF, TGA, PSD, PNM, HDR";
+
 // Codes that mean the data ends before the image does.
 bool means_truncated(const char *code) {
   for (const char *c : {"outofdata", "read past buffer", "not enough pixels", "bad file", "no IDAT"})
@@ -70,6 +73,24 @@ bool cut_short(const std::string &format, const uint8_t *data, size_t size) {
   return false;
 }
 
+// Image formats the decoder does not read at all, recognised by their
+// signature so that the message names them instead of "unknown format".
+const char *unsupported_format_of(const uint8_t *data, size_t size) {
+  if (starts_with(data, size, "II*\0", 4) || starts_with(data, size, "MM\0*", 4)) return "TIFF";
+  if (size >= 12 && starts_with(data, size, "RIFF", 4) && std::memcmp(data + 8, "WEBP", 4) == 0) return "WebP";
+  if (size >= 12 && std::memcmp(data + 4, "ftyp", 4) == 0) {
+    if (std::memcmp(data + 8, "avif", 4) == 0 || std::memcmp(data + 8, "avis", 4) == 0) return "AVIF";
+    for (const char *brand : {"heic", "heix", "hevc", "heim", "heis", "mif1", "msf1"})
+      if (std::memcmp(data + 8, brand, 4) == 0) return "HEIF";
+  }
+  if (starts_with(data, size, "\0\0\0\x0cjP  \r\n\x87\n", 12) || starts_with(data, size, "\xFF\x4F\xFF\x51", 4))
+    return "JPEG 2000";
+  if (starts_with(data, size, "\xFF\x0A", 2) || starts_with(data, size, "\0\0\0\x0cJXL \r\n\x87\n", 12))
+    return "JPEG XL";
+  if (starts_with(data, size, "\x76\x2F\x31\x01", 4)) return "OpenEXR";
+  return nullptr;
+}
+
 } // namespace
 
 std::string image_format_of(const uint8_t *data, size_t size) {
@@ -93,8 +114,13 @@ std::string decode_problem(const char *stb_code, const uint8_t *data, size_t siz
   const std::string what = format.empty() ? "image" : format;
   const char *code = stb_code ? stb_code : "";
   if (code_is(code, "unknown image type") || code_is(code, "not GIF") || code_is(code, "not BMP") ||
-      code_is(code, "not PSD") || code_is(code, "bad png sig"))
-    return format.empty() ? "not an image file (unknown format)" : "corrupt " + format + " header";
+      code_is(code, "not PSD") || code_is(code, "bad png sig")) {
+    if (!format.empty()) return "corrupt " + format + " header";
+    if (const char *other = unsupported_format_of(data, size))
+      return std::string("a ") + other + " image, a format that is not supported (supported: " + kSupportedFormats +
+             "); convert it to PNG or JPEG";
+    return "not an image file (unknown format)";
+  }
   if (means_truncated(code) || cut_short(format, data, size)) return truncated_problem(what);
   if (code_is(code, "outofmem")) return "out of memory while decoding the " + what;
   if (code_is(code, "too large")) return what + " too large to decode";

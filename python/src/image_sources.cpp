@@ -123,7 +123,7 @@ void preprocess_into(const pola_model *model, const ImageSource &src, float *out
     break;
   }
   if (status == POLA_OK) return;
-  const std::string message = src.label + ": " + pola_last_error();
+  const std::string message = src.label + ": " + library_error();
   if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
   throw polaformer::InternalError(message);
 }

@@ -59,7 +59,7 @@ py::dict model_features(PyModel &model, const py::object &x, const py::object &s
                       ", H, W) with N in 1..4096 (preprocessed images, NCHW)");
   const py::array_t<float, py::array::c_style> in = np.attr("require")(a, np.attr("float32"), py::make_tuple("C", "A"));
   const int n = static_cast<int>(in.shape(0)), h = static_cast<int>(in.shape(2)), w = static_cast<int>(in.shape(3));
-  if (pola_model_check_size(m, h, w) != POLA_OK) throw_input_error(std::string("Model.features: ") + pola_last_error());
+  if (pola_model_check_size(m, h, w) != POLA_OK) throw_input_error(std::string("Model.features: ") + library_error());
   const std::vector<int> wanted = stage_numbers(stages, pola_model_num_stages(m));
   if (wanted.empty() && !pooled) throw_input_error("Model.features: no stage and no pooled embedding asked for");
 
@@ -68,7 +68,7 @@ py::dict model_features(PyModel &model, const py::object &x, const py::object &s
   for (int i : wanted) {
     int c = 0, fh = 0, fw = 0;
     if (pola_model_feature_shape(m, h, w, i - 1, &c, &fh, &fw) != POLA_OK)
-      throw_input_error(std::string("Model.features: ") + pola_last_error());
+      throw_input_error(std::string("Model.features: ") + library_error());
     py::array_t<float> f({n, c, fh, fw});
     ptrs[static_cast<size_t>(i - 1)] = f.mutable_data();
     out[py::str("stage" + std::to_string(i))] = f;
@@ -85,8 +85,8 @@ py::dict model_features(PyModel &model, const py::object &x, const py::object &s
     py::gil_scoped_release nogil;
     status = pola_model_features(m, data, n, h, w, ptrs.data(), pooled_ptr);
   }
-  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.features: ") + pola_last_error());
-  if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.features: ") + pola_last_error());
+  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.features: ") + library_error());
+  if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.features: ") + library_error());
   return out;
 }
 

@@ -113,7 +113,7 @@ void PyModel::run_released(const char *caller, const float *input, int64_t count
     const int64_t first = first_image + begin;
     const std::string where = first == 0 ? "" : "images " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                                                     " (the engine counts from the first of them): ";
-    const std::string message = std::string(caller) + ": " + where + pola_last_error();
+    const std::string message = std::string(caller) + ": " + where + library_error();
     if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
     throw polaformer::InternalError(message);
   }
@@ -129,7 +129,7 @@ py::array_t<float> PyModel::run(const py::object &x) {
                       " pixels, more than the engine takes");
   const int height = static_cast<int>(h), width = static_cast<int>(w);
   if (pola_model_check_size(model_.get(), height, width) != POLA_OK)
-    throw_input_error(std::string("Model.run: ") + pola_last_error());
+    throw_input_error(std::string("Model.run: ") + library_error());
   const int64_t classes = static_cast<int64_t>(classes_.size());
   const int64_t max_count = std::max<int64_t>(1, kMaxLogitsPerCall / std::max<int64_t>(1, classes));
   if (count > max_count) // e.g. a broadcast view: never allocate (or run) that many
@@ -179,14 +179,14 @@ std::vector<size_t> PyModel::preprocess_batch(const std::vector<ImageSource> &so
     const pola_status status = pola_model_preprocess_batch(model_.get(), images.data() + from, static_cast<int>(n - from),
                                                            x + from * per_image, &failed);
     if (status != POLA_OK && (status != POLA_ERROR_INPUT || failed < 0)) { // not one image's fault
-      const std::string message = std::string("Model.classify: ") + pola_last_error();
+      const std::string message = std::string("Model.classify: ") + library_error();
       if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
       throw polaformer::InternalError(message);
     }
     const size_t good = status == POLA_OK ? n - from : static_cast<size_t>(failed);
     for (size_t j = from; j < from + good; ++j) written.push_back(begin + j);
     if (status == POLA_OK) break;
-    failures.emplace_back(begin + from + good, pola_last_error());
+    failures.emplace_back(begin + from + good, library_error());
     from += good + 1;
   }
   return written;

@@ -13,7 +13,9 @@ power), and computes the row of the attention matrix of one query from them in f
   with the reference's own window functions; 0 elsewhere).
 
 Checks: the engine's --npy map sums to 1, equals the reference map, the PNG has the
-expected size, and bad --block / --query values exit 1 naming the problem.
+expected size, `-o map.jpg` writes a JPEG (decoded by PIL) of the same picture, `-o map.webp`
+is refused before anything is written, and bad --block / --query values exit 1 naming the
+problem.
 
   /usr/bin/python3 check_attention_map.py --pola build/apps/pola [--keep DIR]
 """
@@ -162,8 +164,27 @@ def main():
                 assert err < 1e-4, f"{where}: max |engine - reference| / max = {err:.3g}"
                 assert png_size(png) == (2 * cfg["img_size"],) * 2, f"{where}: PNG size {png_size(png)}"
                 print(f"ok  {where}: keys {got.size}, max weight {want.max():.4f}, rel. error {err:.2e}")
-        # Refusals name what is wrong.
+        # The output's extension picks the format: a real JPEG for .jpg, the same picture as the PNG.
+        from PIL import Image
         pvt_model = os.path.join(work, "reduced_pvt_sr", "model.pola")
+        same = ["-m", pvt_model, photo, "--block", "block2.0", "--query", "20,30", "--zoom", "3", "--threads", "1"]
+        png, jpg = os.path.join(work, "map.png"), os.path.join(work, "map.JPG")
+        pola_ok(args, "attention-map", *same, "-o", png)
+        pola_ok(args, "attention-map", *same, "-o", jpg)
+        with open(jpg, "rb") as f:
+            assert f.read(3) == b"\xff\xd8\xff", f"{jpg}: does not start like a JPEG"
+        with Image.open(jpg) as j, Image.open(png) as p:
+            assert j.format == "JPEG" and j.size == p.size, (j.format, j.size, p.size)
+            diff = np.abs(np.asarray(j.convert("RGB"), np.float64) - np.asarray(p.convert("RGB"), np.float64))
+        assert diff.mean() < 3, f"the JPEG differs from the PNG by {diff.mean():.2f} levels on average"
+        print(f"ok  -o map.JPG: a JPEG of the PNG's picture (mean difference {diff.mean():.2f} levels)")
+        webp = os.path.join(work, "map.webp")
+        r = pola_ok(args, "attention-map", *same, "-o", webp, expect=1)
+        assert r.stderr.startswith("pola: error: " + webp) and "PNG" in r.stderr and "JPEG" in r.stderr, r.stderr
+        assert not os.path.exists(webp), f"{webp} written although refused"
+        print("ok  -o map.webp: refused, naming the formats written")
+
+        # Refusals name what is wrong.
         out = os.path.join(work, "bad.png")
         r = pola_ok(args, "attention-map", "-m", pvt_model, photo, "--block", "block9.0", "--query", "1,1", "-o", out,
                  expect=1)

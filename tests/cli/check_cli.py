@@ -102,8 +102,22 @@ def main():
         expect(args, ["attention-map", "-m", f["model"], f["photo"], "--block", "block1.0", "--query", "1,1",
                       "-o", unwritable], 1, names=unwritable, why="unwritable output")
 
-        # And the happy paths exit 0.
-        expect(args, run(f["input"]), 0, why="valid input")
+        # And the happy paths exit 0; commands that only write files say what they wrote on stderr,
+        # one line, and leave stdout to data.
+        logits = os.path.join(out, "l.npy")
+        r = expect(args, run(f["input"]), 0, why="valid input")
+        check(r.stdout == "" and len(r.stderr.splitlines()) == 1 and logits in r.stderr and "(2, 21)" in r.stderr,
+              "pola run says on stderr what it wrote: the file and the logits' shape (2, 21)", process_detail(r))
+        x = os.path.join(out, "x.npy")
+        r = expect(args, ["preprocess", "-m", f["model"], f["photo"], "-o", x], 0, why="valid image")
+        check(r.stdout == "" and len(r.stderr.splitlines()) == 1 and x in r.stderr and "(1, 3, 72, 72)" in r.stderr,
+              "pola preprocess says on stderr what it wrote: the file and the shape (1, 3, 72, 72)", process_detail(r))
+        features = os.path.join(out, "features")
+        r = expect(args, ["features", "-m", f["model"], "-i", f["input"], "--stages", "4", "-o", features], 0,
+                   why="valid input")
+        check(r.stdout == "" and len(r.stderr.splitlines()) == 1 and features in r.stderr
+              and "stage4.npy (2, 64, 9, 9)" in r.stderr and "pooled.npy (2, 64)" in r.stderr,
+              "pola features says on stderr what it wrote: each file and its shape", process_detail(r))
         expect(args, ["classify", "-m", f["model"], f["photo"], f["photo2"]], 0, why="valid images")
 
         if exit_status():

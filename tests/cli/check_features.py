@@ -2,7 +2,8 @@
 """`pola run` / `pola features` at input sizes other than the model's own (issue 21).
 
 The model is the CLI fixture (reduced_pvt_sr: 72 x 72, sides must be multiples of 8). Checks:
-  - a size that is no multiple is refused (exit 1) with the nearest valid sizes and --pad named;
+  - a size that is no multiple is refused (exit 1) with the nearest valid sizes and --pad named
+    (an option of the command, not "pola --pad"), and for image files --size at the padded size;
   - --pad gives exactly what the same images padded with zeros at the bottom / right give;
   - `pola features` writes stage<i>.npy (NCHW, strides of the model) and pooled.npy, only the
     stages asked for, the same values whichever stages are asked for; image files at their own
@@ -35,7 +36,7 @@ def main():
         r = pola(args, "run", "-m", f["model"], "-i", odd, "-o", os.path.join(work, "l.npy"))
         check(r.returncode == 1, "run refuses 66x90 with exit 1")
         check(f"{odd}: input size 66x90" in r.stderr and "height 64 or 72" in r.stderr and
-              "width 88 or 96" in r.stderr and "--pad" in r.stderr,
+              "width 88 or 96" in r.stderr and "--pad" in r.stderr and "pola --pad" not in r.stderr,
               f"the message names the file, the nearest sizes and --pad: {r.stderr.strip()}")
 
         pola_ok(args, "run", "-m", f["model"], "-i", odd, "--pad", "-o", os.path.join(work, "l_pad.npy"))
@@ -71,6 +72,8 @@ def main():
         img_dir = os.path.join(work, "img")
         r = pola(args, "features", "-m", f["model"], f["photo"], "-o", img_dir)  # chelsea: 300 x 451
         check(r.returncode == 1 and "input size 300x451" in r.stderr, f"an image at its own size is checked: {r.stderr.strip()}")
+        check("--size 304x456" in r.stderr and "--pad" in r.stderr and "pola --pad" not in r.stderr,
+              f"... and the message offers --size 304x456 (the padded size) or --pad: {r.stderr.strip()}")
         pola_ok(args, "features", "-m", f["model"], f["photo"], "--pad", "--stages", "1", "-o", img_dir)
         check(np.load(os.path.join(img_dir, "stage1.npy")).shape == (1, 32, 76, 114), "--pad: 304x456 -> 76x114")
         pola_ok(args, "features", "-m", f["model"], f["photo"], f["photo2"], "--size", "64x96", "--stages", "4",

@@ -32,6 +32,11 @@ def main():
         f.write(png_header_only(50000, 50000))
     out = os.path.join(d, "x.npy")
     missing = os.path.join(d, "missing.png")
+    # Real files of formats the decoder does not read, written by PIL: named, not "unknown format".
+    from PIL import Image
+    unsupported = {"TIFF": os.path.join(d, "photo.tif"), "WebP": os.path.join(d, "photo.webp")}
+    for path in unsupported.values():
+        Image.new("RGB", (16, 8), (200, 30, 40)).save(path)
 
     cases = [  # (arguments, text the error must contain)
         ([missing, "-o", out], [missing, "cannot open"]),
@@ -41,7 +46,7 @@ def main():
         ([huge, "-o", out, "--spec", '{"channels": 2}'], ["'channels' must be 1 or 3"]),
         ([huge, "-o", out, "--spec", "@" + missing], [missing]),
         ([huge, "-o", out, "--spec", "{}", "--size", "224"], ["cannot be combined"]),
-    ]
+    ] + [([path, "-o", out], [path, f"a {name} image", "not supported", "PNG"]) for name, path in unsupported.items()]
     failures = []
     for argv, needles in cases:
         r = subprocess.run([args.pola, "preprocess"] + argv, capture_output=True, text=True)

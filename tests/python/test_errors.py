@@ -30,6 +30,19 @@ def test_an_image_given_as_model_says_what_it_is(samples):
         polaformer.Model(samples[0])
 
 
+def test_size_errors_name_the_method_not_the_c_function(pvt):
+    # The library's message, worded for Python: the method called (not the C API function behind
+    # it), the nearest valid sizes, and no option of the command-line tool.
+    x = np.zeros((1, 1, 28, 28), np.float32)
+    for method, call in (("Model.run", pvt.run), ("Model.features", pvt.features)):
+        with pytest.raises(polaformer.InputError) as e:
+            call(x)
+        message = str(e.value)
+        assert message.startswith(f"{method}: input size 28x28 is not valid"), message
+        assert "height 32, width 32" in message, message
+        assert "pola_" not in message and "--pad" not in message, message
+
+
 @pytest.mark.parametrize("threads", [-1, 5000, 2 ** 80, "2", 1.5, True])
 def test_bad_thread_counts(pvt_path, threads):
     with pytest.raises(polaformer.InputError, match="threads"):

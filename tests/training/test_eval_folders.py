@@ -10,8 +10,14 @@ come from the label file, no folders involved). Written as PNGs into ImageFolder
      IDX run's label and prediction, so the accuracy is the IDX run's;
   2. folders with other names: stderr says the mapping is by sorted order; --class-order and
      --class-order-file (folder names in class order) give the IDX run's labels again;
-  3. refused with exit 1 and a message naming the problem: a folder count that differs from the
-     class count, --class-order naming a folder that does not exist.
+  3. subsets: a tree with folders for some classes only (named after them, or mapped with
+     --class-order FOLDER=CLASS) gives the IDX run's labels and predictions for exactly the images
+     of those classes (the model still choosing among all classes), and a note on stderr;
+  4. a labels file naming classes as loosely as folders ('ankle-boot', 'T SHIRT TOP') gives the
+     IDX run's labels;
+  5. refused with exit 1 and a message naming the problem: folders that are neither all named
+     after classes nor one per class, --class-order naming a folder that does not exist, too few
+     folders in class order, a mix of both --class-order forms, a class that does not exist.
 """
 import argparse
 import csv
@@ -99,13 +105,61 @@ def check_model(pola, model, limit):
         expect(rows == truth_rows, "--class-order-file: labels/predictions differ from the IDX run")
         print(f"  --class-order / --class-order-file: top-1 {100 * report['top1_accuracy']:.2f}%")
 
-        # 3. Refusals.
+        # 3. Subsets of the classes: exactly the IDX run's rows for the images of those classes.
+        def subset_run(what, data, kept, *extra):
+            want = {i: row for i, row in truth_rows.items() if row[0] in kept}
+            try:
+                report, rows, err = pola_eval(pola, model, data, tmp, *extra)
+            except AssertionError as e:
+                expect(False, f"{what}: {e}")
+                return
+            expect(rows == want, f"{what}: labels/predictions differ from the IDX run's for classes {sorted(kept)}")
+            hits = sum(top1 == label for label, top1 in want.values())
+            expect(report["images"] == len(want) and abs(report["top1_accuracy"] - hits / len(want)) < 1e-9,
+                   f"{what}: {report['images']} images, top-1 {report['top1_accuracy']}; expected {len(want)}, "
+                   f"{hits / len(want)}")
+            classes_seen = [c["index"] for c in report["per_class"] if c["images"] > 0]
+            expect(classes_seen == sorted(kept), f"{what}: per-class images for {classes_seen}")
+            expect(all(c["top1_accuracy"] is None for c in report["per_class"] if c["images"] == 0),
+                   f"{what}: classes without images must have no accuracy (null)")
+            print(f"  {what}: {len(want)} images, top-1 {100 * report['top1_accuracy']:.2f}%")
+            return err
+
         os.rename(os.path.join(tmp, "named", named[4]), os.path.join(tmp, "set_aside"))
+        err = subset_run("named folders without class 4", os.path.join(tmp, "named"), set(range(len(classes))) - {4})
+        expect(err is not None and f"{len(classes) - 1} of the model's {len(classes)} classes" in err,
+               f"named folders without class 4: stderr does not say it is a subset: {err!r}")
+        pair = os.path.join(tmp, "pair")
+        os.makedirs(pair)
+        for k in (1, 8):
+            os.symlink(os.path.join(tmp, "named", named[k]), os.path.join(pair, loose_spelling(classes[k], k + 1)))
+        subset_run("two named folders", pair, {1, 8})
+        subset_run("--class-order FOLDER=CLASS for two folders", os.path.join(tmp, "other"), {1, 8},
+                   "--class-order", f"{other[1]}={loose_spelling(classes[1], 2)},{other[8]}=8")
+
+        # 4. A labels file naming classes as loosely as folder names.
+        labels_file = os.path.join(tmp, "loose_labels.txt")
+        with open(labels_file, "w") as f:
+            for i, label in enumerate(labels):
+                if label != 4:
+                    f.write(f"{named[label]}/{i:05d}.png\t{loose_spelling(classes[label], label + 1)}\n")
+        subset_run("labels file with loosely spelt class names", os.path.join(tmp, "named"),
+                   set(range(len(classes))) - {4}, "--labels", labels_file)
+
+        # 5. Refusals.
+        partly = os.path.join(tmp, "partly_named")
+        os.makedirs(os.path.join(partly, "misc"))
+        os.symlink(os.path.join(tmp, "named", named[1]), os.path.join(partly, named[1]))
         refusals = [
-            (["--data", os.path.join(tmp, "named")], [os.path.join(tmp, "named"), f"{len(classes) - 1} class folders"]),
+            (["--data", partly], [partly, "'misc'", "FOLDER=CLASS"]),
             (["--data", os.path.join(tmp, "other"), "--class-order", ",".join(other[:-1] + ["no_such_folder"])],
              ["no_such_folder"]),
             (["--data", os.path.join(tmp, "other"), "--class-order", ",".join(other[:-1])], ["--class-order"]),
+            (["--data", os.path.join(tmp, "other"), "--class-order", f"{other[0]}=0,{other[1]}"], ["not a mix"]),
+            (["--data", os.path.join(tmp, "other"), "--class-order", f"{other[0]}=no such class"],
+             ["'no such class'"]),
+            (["--data", os.path.join(tmp, "other"), "--class-order", f"{other[0]}={len(classes)}"],
+             [f"'{len(classes)}'"]),
         ]
         for argv, needles in refusals:
             r = subprocess.run([pola, "eval", "--model", model, *argv], capture_output=True, text=True)

@@ -167,6 +167,12 @@ TEST_CASE("bad model files end in InputError") {
   }
   SUBCASE("header length beyond the file") { expect_refused(le64(1000) + "{}", "exceeds the file size"); }
   SUBCASE("header length near 2^64") { expect_refused(le64(~0ull) + "{}", "exceeds"); }
+  SUBCASE("text is named as text") {
+    expect_refused("T-shirt/top\nTrouser\nPullover\n", "this is a text file");
+    expect_refused("Gr\xc3\xb6\xc3\x9f" "e in \xc2\xb5m\n\t12\n", "this is a text file");  // UTF-8
+    expect_refused("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n", "Git LFS pointer");
+    expect_refused("Gr\xf6\xdf" "e in \xb5m, Latin-1\n", "exceeds");  // not UTF-8: no claim about it
+  }
   SUBCASE("header length over the cap") {
     // A sparse file larger than the cap, so only the cap can refuse it.
     ScratchFile f;

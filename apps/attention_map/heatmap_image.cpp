@@ -1,7 +1,8 @@
 #include "weights/file_access.h"
-#include "heatmap_png.h"
+#include "heatmap_image.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "weights/error.h"
@@ -75,8 +76,22 @@ std::vector<double> upsample_bilinear(const std::vector<double> &map, int64_t si
   return up;
 }
 
-void write_overlay_png(const std::string &path, const RgbImage &base, const std::vector<double> &map_pixels,
-                       int qx, int qy, int zoom) {
+ImageFormat output_format(const std::string &path) {
+  const size_t slash = path.find_last_of('/'), dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return ImageFormat::png;
+  std::string ext = path.substr(dot + 1);
+  for (char &c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == "jpg" || ext == "jpeg") return ImageFormat::jpeg;
+  for (const char *other : {"webp", "tif", "tiff", "bmp", "gif", "tga", "ppm", "pgm", "pnm", "heic", "heif", "avif",
+                            "jxl", "jp2", "svg", "pdf", "eps", "ico", "exr", "hdr", "psd"})
+    if (ext == other)
+      throw InputError(path + ": attention maps are written as PNG (.png) or JPEG (.jpg, .jpeg), not ." + ext +
+                       "; name the output one of those");
+  return ImageFormat::png;
+}
+
+void write_overlay(const std::string &path, const RgbImage &base, const std::vector<double> &map_pixels, int qx,
+                   int qy, int zoom) {
   const int W = base.width * zoom, H = base.height * zoom;
   const double top = std::max(1e-300, *std::max_element(map_pixels.begin(), map_pixels.end()));
   // Opacity grows with the weight: where the query does not look the image
@@ -107,13 +122,19 @@ void write_overlay_png(const std::string &path, const RgbImage &base, const std:
   }
   // Encoded in memory, then written by the project's one output rule (a
   // special file is written in place, every write is checked).
-  std::string png;
+  std::string encoded;
   auto append = [](void *context, void *data, int size) {
     static_cast<std::string *>(context)->append(static_cast<const char *>(data), static_cast<size_t>(size));
   };
-  if (!stbi_write_png_to_func(append, &png, W, H, 3, out.data(), W * 3))
+  if (output_format(path) == ImageFormat::jpeg) {
+    // Quality above 90 makes stb keep full-resolution colour (no 4:2:0
+    // subsampling), so the one-pixel cyan cross and the map's colours survive.
+    if (!stbi_write_jpg_to_func(append, &encoded, W, H, 3, out.data(), 95))
+      throw InputError(path + ": cannot encode the JPEG");
+  } else if (!stbi_write_png_to_func(append, &encoded, W, H, 3, out.data(), W * 3)) {
     throw InputError(path + ": cannot encode the PNG");
-  weights::write_output_file(path, [&](weights::OutputSink &sink) { sink.write(png.data(), png.size()); });
+  }
+  weights::write_output_file(path, [&](weights::OutputSink &sink) { sink.write(encoded.data(), encoded.size()); });
 }
 
 } // namespace pola::attention_map
