@@ -164,11 +164,11 @@ std::string shape_text(const std::vector<int64_t> &shape) {
   return s + ")";
 }
 
-} // namespace
-
-NpyArray read_npy(const std::string &path) {
+// Opens `path` and checks everything before its data (see read_npy); returns
+// the shape, with `in` at the first data byte.
+std::vector<int64_t> open_npy(const std::string &path, std::ifstream &in) {
   weights::require_regular_file(path);  // a FIFO or device is refused, never waited on
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in) fail_in_file(path, std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
@@ -206,24 +206,39 @@ NpyArray read_npy(const std::string &path) {
 
   std::string descr;
   bool fortran_order = true;
-  NpyArray out;
-  HeaderParser(path, header).parse(&descr, &fortran_order, &out.shape);
+  std::vector<int64_t> shape;
+  HeaderParser(path, header).parse(&descr, &fortran_order, &shape);
   if (descr != "<f4") fail_in_file(path, "dtype '" + descr + "' is not supported (only little-endian float32 '<f4')");
   if (fortran_order) fail_in_file(path, "Fortran-order arrays are not supported (save with C order)");
 
   // Element count with overflow checks; must match the bytes that follow.
   const uint64_t data_bytes = file_size - preamble_len - header_len;
   uint64_t numel = 1;
-  for (int64_t d : out.shape) {
+  for (int64_t d : shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && numel > (std::numeric_limits<uint64_t>::max() / 4) / ud)
-      fail_in_file(path, "shape " + shape_text(out.shape) + " is absurdly large");
+      fail_in_file(path, "shape " + shape_text(shape) + " is absurdly large");
     numel *= ud;
   }
   if (numel * 4 != data_bytes)
-    fail_in_file(path, "shape " + shape_text(out.shape) + " needs " + std::to_string(numel * 4) + " data bytes but the file has " +
+    fail_in_file(path, "shape " + shape_text(shape) + " needs " + std::to_string(numel * 4) + " data bytes but the file has " +
                    std::to_string(data_bytes));
+  return shape;
+}
 
+} // namespace
+
+std::vector<int64_t> read_npy_shape(const std::string &path) {
+  std::ifstream in;
+  return open_npy(path, in);
+}
+
+NpyArray read_npy(const std::string &path) {
+  std::ifstream in;
+  NpyArray out;
+  out.shape = open_npy(path, in);
+  uint64_t numel = 1;
+  for (int64_t d : out.shape) numel *= static_cast<uint64_t>(d);  // checked by open_npy
   out.data.resize(numel);
   if (numel) {
     in.read(reinterpret_cast<char *>(out.data.data()), static_cast<std::streamsize>(numel * 4));

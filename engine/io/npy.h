@@ -22,6 +22,9 @@ constexpr size_t kNpyMaxRank = 16;
 
 // Reads a little-endian float32 ('<f4'), C-order .npy (versions 1.0, 2.0, 3.0).
 NpyArray read_npy(const std::string &path);
+// The same checks, reading no data: the shape, so that a caller can judge
+// the memory a run on the array needs before the array takes its own.
+std::vector<int64_t> read_npy_shape(const std::string &path);
 
 // Writes `data` (product(shape) floats, row-major) as a version 1.0 .npy.
 // The file is written under a temporary name and renamed into place, so a
