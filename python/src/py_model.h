@@ -26,6 +26,10 @@ class PyModel {
   // One list of (class name, probability) per image, best first.
   std::vector<std::vector<std::pair<std::string, float>>> classify(const pybind11::object &images, int top, int batch);
 
+  // What a run of `batch` images of height x width (None: the model's own
+  // size) allocates and what is available, in bytes (pola_model_memory_need).
+  pybind11::dict memory_need(int batch, const pybind11::object &height, const pybind11::object &width);
+
   const std::string &path() const { return path_; }
   std::string precision() const { return model_.precision(); }
   int threads() const { return threads_; }
@@ -60,6 +64,10 @@ class PyModel {
   // models decoding costs a sixth of the run. The first failing image's error is
   // raised, named by its label.
   void preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x) const;
+  // Raises polaformer.InputError (`caller`: ...) unless a run of `count`
+  // images of height x width fits in the memory available, its inputs and
+  // outputs still to be allocated: asked before the binding allocates them.
+  void check_memory(const char *caller, int64_t count, int height, int width);
 
   polaformer::Model model_;
   std::string path_;
