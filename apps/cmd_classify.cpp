@@ -100,6 +100,10 @@ void classify_command(const ClassifyArgs &a) {
   size_t failed = inputs.problems.size();
   for (const auto &problem : inputs.problems) report_failure(problem, bar);
   Printer print(a, files, names);
+  // The largest batch, checked before any is decoded (the others fit if it does).
+  if (!files.empty())
+    model->check_memory(static_cast<int>(std::min(files.size(), size_t(a.batch))), model->config().img_size,
+                        model->config().img_size);
   for (size_t first = 0; first < files.size(); first += a.batch) {
     const size_t count = std::min(files.size() - first, static_cast<size_t>(a.batch));
     const auto t0 = clock::now();

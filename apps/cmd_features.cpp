@@ -93,9 +93,32 @@ void features_command(const FeaturesArgs &a) {
   const pola::ModelConfig &cfg = model->config();
   const std::vector<size_t> stages = parse_stages(a.stages, cfg.num_stages());
 
+  // The pooled embedding needs every stage: written when the last stage is
+  // computed anyway, or when --pooled asks for it.
+  const bool last_requested = std::find(stages.begin(), stages.end(), cfg.num_stages() - 1) != stages.end();
+  const bool want_pooled = a.pooled || last_requested;
+  // The run's memory, checked before its outputs (and an --input array) are
+  // allocated; `held`: bytes of the inputs already decoded.
+  auto check_memory = [&](int64_t batch, int64_t height, int64_t width, size_t held, const std::string &source) {
+    pola::PlanKey key;
+    key.batch = static_cast<int>(batch);
+    key.height = height;
+    key.width = width;
+    key.logits = false;
+    key.pooled = want_pooled;
+    for (size_t i : stages) key.stages |= 1u << i;
+    try {
+      model->check_memory(key, held);
+    } catch (const pola::InputError &e) {
+      throw pola::InputError(source + ": " + e.what());
+    }
+  };
+
   pola::app::InputBatch in;
   if (!a.input.empty()) {
     if (!a.size.empty()) throw pola::InputError("--size resizes image files; an --input array is used at its own size");
+    if (const auto shape = pola::app::peek_input_batch(a.input, cfg, a.pad))
+      check_memory(shape->batch, shape->height, shape->width, 0, a.input);
     in = pola::app::read_input_batch(a.input, cfg, a.pad);
   } else {
     pola::io::NpyArray images = load_images(*model, a);
@@ -104,6 +127,7 @@ void features_command(const FeaturesArgs &a) {
                                   std::to_string(pola::padded_input_side(cfg, images.shape[3]));
     in = pola::app::fit_input_batch(std::move(images), cfg, a.pad, a.images.front(),
                                     "resize the images to one with --size " + resize_to + ", or pad them with --pad");
+    check_memory(in.batch, in.height, in.width, in.array.data.size() * sizeof(float), a.images.front());
   }
 
   std::error_code ec;
@@ -115,10 +139,6 @@ void features_command(const FeaturesArgs &a) {
   if (!a.input.empty()) inputs.push_back(a.input);
   inputs.insert(inputs.end(), a.images.begin(), a.images.end());
 
-  // The pooled embedding needs every stage: written when the last stage is
-  // computed anyway, or when --pooled asks for it.
-  const bool last_requested = std::find(stages.begin(), stages.end(), cfg.num_stages() - 1) != stages.end();
-  const bool want_pooled = a.pooled || last_requested;
   const auto shapes = model->feature_shapes(in.height, in.width);
   std::vector<std::vector<float>> buffers(cfg.num_stages());
   std::vector<float *> out(cfg.num_stages(), nullptr);

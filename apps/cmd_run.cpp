@@ -30,6 +30,15 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   opt.precision = precision;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
+  // The memory the run needs is checked from the array's header, before the
+  // array itself is read: a refused run allocates nothing.
+  if (const auto shape = pola::app::peek_input_batch(input_path, cfg, pad)) {
+    try {
+      model->check_memory(static_cast<int>(shape->batch), shape->height, shape->width);
+    } catch (const pola::InputError &e) {
+      throw pola::InputError(input_path + ": " + e.what());
+    }
+  }
   // Any size the model accepts (multiples of 32 for the released models); --pad pads up to one.
   pola::app::InputBatch in = pola::app::read_input_batch(input_path, cfg, pad);
   const int64_t batch = in.batch;

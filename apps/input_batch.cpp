@@ -41,6 +41,22 @@ InputBatch fit_input_batch(io::NpyArray x, const ModelConfig &cfg, bool pad, con
   return in;
 }
 
+std::optional<BatchShape> peek_input_batch(const std::string &path, const ModelConfig &cfg, bool pad) {
+  const std::vector<int64_t> shape = io::read_npy_shape(path);
+  if (shape.size() != 4 || shape[1] != cfg.in_chans || shape[0] < 1 || shape[0] > 4096) return std::nullopt;
+  BatchShape s{shape[0], shape[2], shape[3]};
+  if (pad && s.height >= 1 && s.width >= 1 && s.height <= kMaxInputSide && s.width <= kMaxInputSide) {
+    s.height = padded_input_side(cfg, s.height);
+    s.width = padded_input_side(cfg, s.width);
+  }
+  try {
+    check_input_size(cfg, s.height, s.width, path);
+  } catch (const InputError &) {
+    return std::nullopt;
+  }
+  return s;
+}
+
 InputBatch read_input_batch(const std::string &path, const ModelConfig &cfg, bool pad) {
   return fit_input_batch(io::read_npy(path), cfg, pad, path, "or pad the arrays to one with --pad");
 }

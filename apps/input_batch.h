@@ -4,6 +4,7 @@
 // at the bottom and right to the next valid size.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "engine/io/npy.h"
@@ -20,6 +21,15 @@ struct InputBatch {
 // Throws InputError naming `path` when the shape cannot be run (and `pad`
 // cannot fix it), the batch is out of 1..4096, or the array is not 4-D.
 InputBatch read_input_batch(const std::string &path, const ModelConfig &cfg, bool pad);
+
+// The batch and size a run on the .npy at `path` would take (after any
+// padding), read from its header alone, so that the memory the run needs can
+// be checked before the array is read; nothing when read_input_batch would
+// refuse the array (it then names the problem).
+struct BatchShape {
+  int64_t batch = 0, height = 0, width = 0;
+};
+std::optional<BatchShape> peek_input_batch(const std::string &path, const ModelConfig &cfg, bool pad);
 
 // Pads (batch, channels, h, w) images given as one array to the next valid
 // size when `pad` is set, else checks them; `context` names the source and

@@ -44,32 +44,151 @@ int64_t Model::input_size() const {
   return static_cast<int64_t>(cfg_.in_chans) * cfg_.img_size * cfg_.img_size;
 }
 
-std::unique_ptr<Plan> Model::build(const PlanKey &key) {
+namespace {
+
+// "a batch of 64 images of 4096x4096": how refusals name a run.
+std::string run_description(const PlanKey &key) {
+  return "a batch of " + std::to_string(key.batch) + (key.batch == 1 ? " image of " : " images of ") +
+         std::to_string(key.height) + "x" + std::to_string(key.width);
+}
+
+} // namespace
+
+std::unique_ptr<Plan> Model::lay_out(const PlanKey &key, bool sizing_only) {
   auto plan = std::make_unique<Plan>();
   plan->key = key;
   plan->batch = key.batch;
   plan->threads = threads_;
-  plan->stream = dnnl::stream(cpu_engine());
+  if (!sizing_only) plan->stream = dnnl::stream(cpu_engine());
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   ctx.precisions = op_precisions(precision_.precision);
+  ctx.sizing_only = sizing_only;
   models::builder_for(cfg_.family)(ctx);
+  plan->graph.plan();
+  return plan;
+}
+
+Model::RunMemory Model::run_memory(const PlanKey &key) {
+  if (key.batch < 1) throw InputError("batch must be >= 1, got " + std::to_string(key.batch));
+  check_input_size(cfg_, key.height, key.width, "the input");
+  const ModelGeometry geometry = model_geometry(cfg_, key.height, key.width);
+  // The inputs bound every activation's size from below; beyond this the
+  // graph's sizes could overflow, and no machine has the memory anyway.
+  const double input_bytes = double(key.batch) * cfg_.in_chans * double(key.height) * double(key.width) * sizeof(float);
+  if (input_bytes > double(int64_t{1} << 50))
+    throw InputError(run_description(key) + " needs more than " + format_bytes(input_bytes) +
+                     " (its inputs alone); " + format_bytes(double(available_memory().bytes)) + " is available");
+  RunMemory m;
+  const size_t batch = static_cast<size_t>(key.batch);
+  m.inputs = static_cast<size_t>(input_bytes);
+  if (key.logits) m.outputs += batch * cfg_.num_classes * sizeof(float);
+  if (key.pooled) m.outputs += batch * static_cast<size_t>(pooled_size()) * sizeof(float);
+  for (size_t i = 0; i < geometry.stages.size(); ++i)
+    if (key.stages & (1u << i)) {
+      const StageGeometry &st = geometry.stages[i];
+      m.outputs += batch * static_cast<size_t>(st.channels * st.tokens) * sizeof(float);
+    }
+  const auto plan = lay_out(key, true);
+  m.arena = plan->graph.planned_bytes();
+  m.side = plan->side_bytes;
   // Activation sizes come from the file's config, not from its tensors (Swin
   // windows of one token need almost no weights for 2^30 tokens): refuse
-  // absurd ones before allocating. The released models need under 100 MB per
-  // image at their own size; the limit grows with the pixels a run asks for.
+  // absurd ones whatever the machine. The released models need under 100 MB
+  // per image at their own size; the limit grows with the pixels a run asks for.
   constexpr size_t kMaxArenaBytesPerImage = size_t{2} << 30;
   const double pixels_ratio = std::max(1.0, double(key.height) * double(key.width) /
                                                 (double(cfg_.img_size) * double(cfg_.img_size)));
   const double limit = double(kMaxArenaBytesPerImage) * pixels_ratio;
-  plan->graph.plan();
-  const size_t planned = plan->graph.planned_bytes();
-  if (double(planned) / double(key.batch) > limit)
-    throw InputError(weights_.file().path() + ": the model config needs " + std::to_string(planned >> 20) +
+  if (double(m.arena) / double(key.batch) > limit)
+    throw InputError(weights_.file().path() + ": the model config needs " + std::to_string(m.arena >> 20) +
                      " MB of activations for " + std::to_string(key.batch) + " image(s) of " +
                      std::to_string(key.height) + "x" + std::to_string(key.width) + ", more than the " +
                      std::to_string(static_cast<size_t>(limit) >> 20) + " MB per image this engine allows");
-  plan->graph.allocate();
-  return plan;
+  return m;
+}
+
+Model::RunMemory Model::run_memory(int batch, int64_t height, int64_t width) {
+  PlanKey key;
+  key.batch = batch;
+  key.height = height;
+  key.width = width;
+  return run_memory(key);
+}
+
+Model::RunMemory Model::run_memory(int batch) { return run_memory(batch, cfg_.img_size, cfg_.img_size); }
+
+MemoryReservation Model::reserve_memory(const PlanKey &key, const RunMemory &need, size_t held) {
+  held = std::min(held, need.total());
+  const size_t to_allocate = need.total() - held;
+  AvailableMemory available;
+  if (auto r = MemoryReservation::try_reserve(to_allocate, available)) return std::move(*r);
+  // Idle plans are only a cache: when freeing them could make room, free
+  // them and look again before refusing (a hopeless run evicts nothing).
+  if (to_allocate - available.bytes <= idle_plan_bytes() && drop_idle_plans() > 0)
+    if (auto r = MemoryReservation::try_reserve(to_allocate, available)) return std::move(*r);
+  const size_t io = need.inputs + need.outputs;
+  std::string allocated;
+  if (held == io) allocated = ", already allocated";
+  else if (held > 0) allocated = "; " + format_bytes(double(held)) + " of it already allocated";
+  throw InputError(run_description(key) + " needs " + format_bytes(double(need.total())) +
+                   " (the plan's working memory " + format_bytes(double(need.working())) +
+                   " plus inputs and outputs " + format_bytes(double(io)) + allocated + "); " +
+                   format_bytes(double(available.bytes)) + " is available (" + available.source + ")");
+}
+
+void Model::check_memory(const PlanKey &key, size_t held) {
+  const RunMemory need = run_memory(key);
+  // A plan built for this shape already holds its working memory.
+  if (has_idle_plan(key)) held += need.working();
+  reserve_memory(key, need, held);  // released at once: the caller allocates next, and its run checks again
+}
+
+void Model::check_memory(int batch, int64_t height, int64_t width, size_t held) {
+  PlanKey key;
+  key.batch = batch;
+  key.height = height;
+  key.width = width;
+  check_memory(key, held);
+}
+
+std::unique_ptr<Plan> Model::build(const PlanKey &key) {
+  const RunMemory need = run_memory(key);
+  // The caller's inputs and outputs exist by now: only the working memory is new.
+  MemoryReservation reservation = reserve_memory(key, need, need.inputs + need.outputs);
+  try {
+    auto plan = lay_out(key, false);
+    plan->graph.allocate();
+    plan->reservation = std::move(reservation);
+    return plan;
+  } catch (const std::bad_alloc &) {
+    // Another process took the memory between the check and the allocation:
+    // not the input's fault, and not worth a crash.
+    throw OutOfMemory("out of memory: allocating the plan's " + format_bytes(double(need.working())) +
+                      " of working memory for " + run_description(key) +
+                      " failed after the check had found it available (other processes may have taken it since)");
+  }
+}
+
+bool Model::has_idle_plan(const PlanKey &key) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  for (const auto &p : idle_plans_)
+    if (p->key == key) return true;
+  return false;
+}
+
+size_t Model::idle_plan_bytes() {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  size_t bytes = 0;
+  for (const auto &p : idle_plans_) bytes += p->graph.planned_bytes() + p->side_bytes;
+  return bytes;
+}
+
+size_t Model::drop_idle_plans() {
+  std::list<std::unique_ptr<Plan>> dropped;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  dropped.swap(idle_plans_);
+  cache_stats_.evictions += dropped.size();
+  return dropped.size();
 }
 
 std::unique_ptr<Plan> Model::acquire(const PlanKey &key) {
@@ -88,6 +207,9 @@ std::unique_ptr<Plan> Model::acquire(const PlanKey &key) {
 }
 
 void Model::release(std::unique_ptr<Plan> plan) {
+  // After its first run the arena's pages are resident, so the system's own
+  // figures count them (a plan never run never makes them resident).
+  plan->reservation.release();
   std::unique_ptr<Plan> evicted;  // freed outside the lock
   std::lock_guard<std::mutex> lock(pool_mutex_);
   idle_plans_.push_front(std::move(plan));
@@ -226,7 +348,7 @@ Model::ArenaSizes Model::arena_sizes(int batch, int64_t height, int64_t width) {
   key.height = height;
   key.width = width;
   auto plan = acquire(key);
-  ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes()};
+  ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes(), plan->side_bytes};
   release(std::move(plan));
   return sizes;
 }

@@ -77,10 +77,36 @@ class Model {
   struct PlanCacheStats { size_t hits = 0, misses = 0, evictions = 0, idle = 0; };
   PlanCacheStats plan_cache_stats();
 
+  // ---- Memory: what a run needs, checked before anything is allocated ----
+  // What a run allocates, in bytes: the plan's activation arena and what the
+  // plan holds beside it (size-dependent tables, per-thread op chunks),
+  // together its working memory; and the run's inputs and outputs, which the
+  // caller allocates. Found by laying the plan's graph out without creating
+  // its ops or allocating anything. Throws InputError for a batch < 1 or a
+  // size the model does not accept.
+  struct RunMemory {
+    size_t arena = 0, side = 0, inputs = 0, outputs = 0;
+    size_t working() const { return arena + side; }
+    size_t total() const { return working() + inputs + outputs; }
+  };
+  RunMemory run_memory(const PlanKey &key);
+  RunMemory run_memory(int batch, int64_t height, int64_t width);  // logits
+  RunMemory run_memory(int batch);  // logits at the model's own size
+  // Throws InputError ("a batch of 64 images of 4096x4096 needs 37.2 GiB
+  // (...); 21.9 GiB is available (MemAvailable in /proc/meminfo)") unless the
+  // run fits in the memory available (engine/memory_budget.h), counting
+  // `held` bytes of its need as already allocated (the caller's buffers) and
+  // a plan already built for the shape as allocated. For callers to ask
+  // before allocating inputs and outputs; every run asks it again before
+  // building a plan (its inputs and outputs held by then). Idle plans are
+  // freed before a run is refused when that could make room.
+  void check_memory(const PlanKey &key, size_t held = 0);
+  void check_memory(int batch, int64_t height, int64_t width, size_t held = 0);  // logits
+
   // The activation arena of the plan for `batch` images: its planned size
   // (tensors whose lifetimes do not overlap share memory) and the sum of
-  // all its tensors (one buffer each).
-  struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0; };
+  // all its tensors (one buffer each); and what the plan holds beside it.
+  struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0, side_bytes = 0; };
   ArenaSizes arena_sizes(int batch);
   ArenaSizes arena_sizes(int batch, int64_t height, int64_t width);
   // Bytes of the weights packed for oneDNN (bf16: half of fp32's).
@@ -97,7 +123,16 @@ class Model {
                 const std::function<void(const Plan &)> &collect);
   std::unique_ptr<Plan> acquire(const PlanKey &key);
   void release(std::unique_ptr<Plan> plan);
+  // Checks the memory a plan needs (its caller's inputs and outputs held), then builds and allocates it.
   std::unique_ptr<Plan> build(const PlanKey &key);
+  // The plan's graph for `key`, planned; with sizing_only nothing else (no
+  // op, no table, no arena), else everything but the arena's allocation.
+  std::unique_ptr<Plan> lay_out(const PlanKey &key, bool sizing_only);
+  // Reserves what a run still has to allocate (check_memory's rule), or throws its refusal.
+  MemoryReservation reserve_memory(const PlanKey &key, const RunMemory &need, size_t held);
+  bool has_idle_plan(const PlanKey &key);
+  size_t idle_plan_bytes();  // the working memory idle plans hold
+  size_t drop_idle_plans();  // returns how many were freed
 
   WeightStore weights_;
   PackedWeightCache packed_;

@@ -11,6 +11,7 @@
 #include <dnnl.hpp>
 
 #include "engine/graph.h"
+#include "engine/memory_budget.h"
 
 namespace pola {
 
@@ -38,6 +39,11 @@ struct Plan {
   TensorView pooled;                  // (batch, channels) when key.pooled
   std::vector<TensorView> stage_tokens; // per stage, (batch * tokens, channels) when its bit is set
   std::vector<std::shared_ptr<void>> keep_alive; // primitives and size-dependent tables the graph's nodes use
+  size_t side_bytes = 0;              // what those tables and per-thread op chunks hold beside the arena
+  // The arena is allocated but its pages are not resident until the first
+  // run touches them: until then the memory it was checked against is held
+  // here, so concurrent builds do not count the same free memory twice.
+  MemoryReservation reservation;
 };
 
 } // namespace pola

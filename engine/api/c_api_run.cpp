@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/memory_budget.h"
 #include "guarded_call.h"
 #include "model_handle.h"
 
@@ -55,6 +56,8 @@ POLA_API pola_status pola_model_run_images(pola_model *model, const char *const 
     check_batch(count, "pola_model_run_images");
     const auto &spec = image_spec_of(model);
     const int64_t per_image = model->model->input_size();
+    const int side = static_cast<int>(model->model->config().img_size);
+    model->model->check_memory(count, side, side);  // before the batch is allocated and decoded
     std::vector<float> batch(static_cast<size_t>(per_image) * static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {
       require(image_paths[i] != nullptr, "pola_model_run_images: image_paths[i] must not be NULL");
@@ -64,6 +67,23 @@ POLA_API pola_status pola_model_run_images(pola_model *model, const char *const 
       std::copy(x.begin(), x.end(), batch.begin() + static_cast<ptrdiff_t>(i) * per_image);
     }
     run_batch(model, batch.data(), count, logits);
+  });
+}
+
+POLA_API pola_status pola_model_memory_need(pola_model *model, int batch, int height, int width,
+                                            pola_memory_need *out) {
+  return guarded_call([&] {
+    require(model && out, "pola_model_memory_need: model and out must not be NULL");
+    const auto need = model->model->run_memory(batch, height, width);
+    const size_t available = pola::available_memory().bytes;
+    *out = pola_memory_need{need.working(), need.inputs, need.outputs, need.total(), available};
+  });
+}
+
+POLA_API pola_status pola_model_check_memory(pola_model *model, int batch, int height, int width) {
+  return guarded_call([&] {
+    require(model != nullptr, "pola_model_check_memory: model must not be NULL");
+    model->model->check_memory(batch, height, width);
   });
 }
 

@@ -40,6 +40,11 @@ POLA_API pola_status pola_model_run_parts(pola_model *model, int parts, const fl
     }
     const int64_t per_image = model->model->input_size();
     const int64_t classes = model->model->config().num_classes;
+    // Checked before the scratch logits and the joined batch are allocated;
+    // one part is run in place, so its inputs exist already.
+    const int own = static_cast<int>(model->model->config().img_size);
+    model->model->check_memory(static_cast<int>(total), own, own,
+                               parts == 1 ? static_cast<size_t>(total * per_image) * sizeof(float) : 0);
     // Logits go to a scratch array first, so a failed run writes no part.
     std::vector<float> out(static_cast<size_t>(total * classes));
     if (parts == 1) {

@@ -285,11 +285,19 @@ std::string shape_text(const std::vector<int64_t> &shape) {
   return s + ")";
 }
 
-} // namespace
+// What a .npy file's header says, checked against the file: the shape, the
+// element type and layout, the element count. `in` is left at the data.
+struct NpyHeader {
+  std::vector<int64_t> shape;
+  std::string descr;
+  bool fortran_order = true;
+  ElementType type;
+  uint64_t numel = 1;
+};
 
-NpyArray read_npy(const std::string &path) {
+NpyHeader open_npy(const std::string &path, std::ifstream &in) {
   weights::require_regular_file(path);  // a FIFO or device is refused, never waited on
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in) fail_in_file(path, std::string("cannot open: ") + std::strerror(errno));
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
@@ -325,35 +333,48 @@ NpyArray read_npy(const std::string &path) {
   in.read(&header[0], static_cast<std::streamsize>(header_len));
   if (!in) fail_in_file(path, "read error in the .npy header");
 
-  std::string descr;
-  bool fortran_order = true;
-  NpyArray out;
-  HeaderParser(path, header).parse(&descr, &fortran_order, &out.shape);
-  const ElementType type = element_type(path, descr);
+  NpyHeader h;
+  HeaderParser(path, header).parse(&h.descr, &h.fortran_order, &h.shape);
+  h.type = element_type(path, h.descr);
 
   // Element count with overflow checks (the floats it becomes, too); must match the bytes that follow.
   const uint64_t data_bytes = file_size - preamble_len - header_len;
-  const uint64_t widest = static_cast<uint64_t>(std::max(type.size, 4));
-  uint64_t numel = 1;
-  for (int64_t d : out.shape) {
+  const uint64_t widest = static_cast<uint64_t>(std::max(h.type.size, 4));
+  uint64_t &numel = h.numel;
+  for (int64_t d : h.shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && numel > (std::numeric_limits<uint64_t>::max() / widest) / ud)
-      fail_in_file(path, "shape " + shape_text(out.shape) + " is absurdly large");
+      fail_in_file(path, "shape " + shape_text(h.shape) + " is absurdly large");
     numel *= ud;
   }
-  const uint64_t needed = numel * static_cast<uint64_t>(type.size);
+  const uint64_t needed = numel * static_cast<uint64_t>(h.type.size);
   if (needed != data_bytes)
-    fail_in_file(path, "shape " + shape_text(out.shape) + " of '" + descr + "' needs " + std::to_string(needed) +
+    fail_in_file(path, "shape " + shape_text(h.shape) + " of '" + h.descr + "' needs " + std::to_string(needed) +
                            " data bytes but the file has " + std::to_string(data_bytes));
+  return h;
+}
 
+} // namespace
+
+std::vector<int64_t> read_npy_shape(const std::string &path) {
+  std::ifstream in;
+  return open_npy(path, in).shape;
+}
+
+NpyArray read_npy(const std::string &path) {
+  std::ifstream in;
+  const NpyHeader h = open_npy(path, in);
+  const uint64_t numel = h.numel;
+  NpyArray out;
+  out.shape = h.shape;
   out.data.resize(numel);
   if (numel == 0) return out;
-  if (descr == "<f4" && !fortran_order) { // the common case: the bytes are the floats
+  if (h.descr == "<f4" && !h.fortran_order) { // the common case: the bytes are the floats
     in.read(reinterpret_cast<char *>(out.data.data()), static_cast<std::streamsize>(numel * 4));
     if (!in) fail_in_file(path, "read error in the .npy data");
     return out;
   }
-  read_converted(in, path, type, fortran_order, out.shape, out.data.data(), numel);
+  read_converted(in, path, h.type, h.fortran_order, out.shape, out.data.data(), numel);
   return out;
 }
 

@@ -25,6 +25,9 @@ constexpr size_t kNpyMaxRank = 16;
 // Fortran order, converted as numpy's astype(float32) does (round to
 // nearest; beyond float32's range becomes infinity). Other dtypes are refused.
 NpyArray read_npy(const std::string &path);
+// The same checks, reading no data: the shape, so that a caller can judge
+// the memory a run on the array needs before the array takes its own.
+std::vector<int64_t> read_npy_shape(const std::string &path);
 
 // Writes `data` (product(shape) floats, row-major) as a version 1.0 .npy.
 // The file is written under a temporary name and renamed into place, so a

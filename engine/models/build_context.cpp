@@ -16,6 +16,17 @@ std::vector<int64_t> token_shape(const TensorView &t, int64_t batch) {
   return {batch, t.rows / batch, t.cols};
 }
 
+const float *BuildContext::keep(int64_t floats, const std::function<std::vector<float>()> &compute) {
+  plan.side_bytes += static_cast<size_t>(floats) * sizeof(float);
+  if (sizing_only) return nullptr;
+  std::vector<float> table = compute();
+  // The count is what a sizing pass charged for this table: they must agree.
+  if (static_cast<int64_t>(table.size()) != floats)
+    throw std::logic_error("plan table of " + std::to_string(table.size()) + " floats, " + std::to_string(floats) +
+                           " counted");
+  return make<std::vector<float>>(std::move(table))->data();
+}
+
 TensorView new_tensor(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols) {
   return ctx.plan.graph.tensor(name, rows, cols);
 }
@@ -199,6 +210,7 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorV
     ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
     fc1.precision = fc2.precision = gemm;
     auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
+    ctx.note_side_bytes(ops::FusedMlp::chunk_bytes(hidden, gemm, plan.threads));
     add_node(ctx, block, {{xn.storage, x}, {x}}, [op, xn, x] { op->run(xn.storage.ptr(), x.ptr()); }, x);
     plan.graph.set_last_precision(fc1.precision);
     return;
@@ -363,7 +375,7 @@ const float *grid_table(BuildContext &ctx, const std::string &name, int64_t ckpt
                         int64_t w, int64_t channels) {
   const float *stored = ctx.weights.get(name, {1, ckpt_h * ckpt_w, channels});
   if (h == ckpt_h && w == ckpt_w) return stored;
-  return ctx.keep(ops::resize_token_grid(stored, ckpt_h, ckpt_w, h, w, channels));
+  return ctx.keep(h * w * channels, [&] { return ops::resize_token_grid(stored, ckpt_h, ckpt_w, h, w, channels); });
 }
 
 size_t last_needed_stage(const PlanKey &key, size_t stages) {

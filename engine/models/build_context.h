@@ -24,15 +24,23 @@ struct BuildContext {
   const ModelConfig &cfg;
   Plan &plan;
   OpPrecisions precisions{}; // per op kind (engine/precision.h)
+  // Only lay the graph out, to learn what the plan would allocate
+  // (Model::run_memory): no op is created (make() gives null, which only the
+  // nodes' never-run closures hold) and no table is computed.
+  bool sizing_only = false;
 
   template <class T, class... Args> T *make(Args &&...args) {
+    if (sizing_only) return nullptr;
     auto p = std::make_shared<T>(std::forward<Args>(args)...);
     plan.keep_alive.push_back(p);
     return p.get();
   }
-  // A table that depends on the input size (resized position tables, masks):
-  // owned by the plan, so it goes when the plan is evicted.
-  const float *keep(std::vector<float> table) { return make<std::vector<float>>(std::move(table))->data(); }
+  // A table of `floats` values that depends on the input size (resized
+  // position tables, masks), made by `compute`: owned by the plan, so it goes
+  // when the plan is evicted, and counted in its side_bytes.
+  const float *keep(int64_t floats, const std::function<std::vector<float>()> &compute);
+  // Memory an op holds for the plan's lifetime beside the arena (per-thread chunks).
+  void note_side_bytes(size_t bytes) { plan.side_bytes += bytes; }
 };
 
 // The stored (checkpoint) tensor `name` of a token grid (1, ckpt_h * ckpt_w, C),

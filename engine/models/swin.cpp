@@ -76,11 +76,11 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     // Stored index and mask buffers are recomputed from the geometry, never trusted.
     ctx.weights.ignore(pre + ".attn.relative_position_index");
     ctx.weights.ignore(pre + ".attn_mask");
-    const float *bias = ctx.keep(expand_relative_bias(table, stored_w, wh, ww, heads));
+    const float *bias = ctx.keep(heads * t * t, [&] { return expand_relative_bias(table, stored_w, wh, ww, heads); });
     const float *mask = nullptr;
     int64_t n_mask = 0;
     if (geo.shift > 0) {
-      mask = ctx.keep(shifted_window_mask(geo.padded_h, geo.padded_w, wh, geo.shift));
+      mask = ctx.keep(geo.windows * t * t, [&] { return shifted_window_mask(geo.padded_h, geo.padded_w, wh, geo.shift); });
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));

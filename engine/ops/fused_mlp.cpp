@@ -43,6 +43,13 @@ FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const Fused
   }
 }
 
+size_t FusedMlp::chunk_bytes(int64_t hidden, Precision precision, int threads) {
+  const bool bf16 = precision == Precision::bf16;
+  const int64_t rows = bf16 ? kChunkRowsBf16 : kChunkRowsFp32;
+  const size_t per_worker = static_cast<size_t>(rows * hidden) * (sizeof(float) + (bf16 ? sizeof(uint16_t) : 0));
+  return per_worker * static_cast<size_t>(std::max(1, threads));
+}
+
 void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
   const auto &kernels = kernels::active();

@@ -42,6 +42,9 @@ class FusedMlp {
   static constexpr int64_t kMinRows = 8 * kChunkRowsFp32;
 
   FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s, PackedWeightCache &cache);
+  // What the per-thread hidden chunks of an MLP `hidden` wide hold (the
+  // plan's memory beside its arena).
+  static size_t chunk_bytes(int64_t hidden, Precision precision, int threads);
   // Not thread-safe: a plan (and its ops) serves one call at a time.
   // src: float rows, or bf16 rows in bf16 precision (ld_src in elements).
   void run(const void *src, float *dst);

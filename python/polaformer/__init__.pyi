@@ -48,6 +48,8 @@ class Model:
         self, x: npt.ArrayLike, stages: Iterable[int] | None = None, pooled: bool = True
     ) -> dict[str, npt.NDArray[np.float32]]:
         """Backbone features at any valid H x W: {"stage<i>": (N, C, h, w), "pooled": (N, C)}."""
+    def memory_need(self, batch: int = 1, height: int | None = None, width: int | None = None) -> dict[str, int]:
+        """Bytes a run allocates ("working", "inputs", "outputs", "total") and "available" now."""
     @property
     def info(self) -> dict[str, Any]:
         """The model's self-description (family, config, classes, preprocess, parameters, ...)."""

@@ -106,6 +106,18 @@ decoded and preprocessed exactly as the model file prescribes: float32 of
 shape input_shape (C, H, W). m.run(m.preprocess(img)[None]) gives the
 logits classify ranks.)doc";
 
+const char *kMemoryNeedDoc = R"doc(memory_need(batch=1, height=None, width=None) -> dict
+
+What a run of `batch` images of height x width (None: input_shape's)
+allocates, in bytes, computed without allocating anything: "working" (the
+engine's plan: activations, size-dependent tables, per-thread buffers),
+"inputs", "outputs" (the logits), "total", and "available", what the
+engine finds available now: the least of MemAvailable, the cgroup's memory
+limit less its usage, the process's RLIMIT_AS/RLIMIT_DATA room, and the
+environment variable POLA_MEMORY_LIMIT_BYTES. A run, classify or features
+call whose memory does not fit raises polaformer.InputError naming the
+need and what is available, before anything is allocated.)doc";
+
 const char *kConvertDoc = R"doc(convert(checkpoint, output, labels=None, arch=None, mean=None, std=None,
         resize=None, crop=None, interpolation=None, dtype=None) -> None
 
@@ -143,6 +155,8 @@ PYBIND11_MODULE(_core, m) {
       .def("run", &PyModel::run, py::arg("x"), kRunDoc)
       .def("classify", &PyModel::classify, py::arg("images"), py::arg("top") = 5, py::arg("batch") = 32, kClassifyDoc)
       .def("preprocess", &PyModel::preprocess, py::arg("image"), kPreprocessDoc)
+      .def("memory_need", &PyModel::memory_need, py::arg("batch") = 1, py::arg("height") = py::none(),
+           py::arg("width") = py::none(), kMemoryNeedDoc)
       .def("features", &polaformer_py::model_features, py::arg("x"), py::arg("stages") = py::none(),
            py::arg("pooled") = true, polaformer_py::kFeaturesDoc)
       .def_property_readonly("info", &PyModel::info,

@@ -119,6 +119,31 @@ void PyModel::run_released(const char *caller, const float *input, int64_t count
   }
 }
 
+void PyModel::check_memory(const char *caller, int64_t count, int height, int width) {
+  const pola_status status = pola_model_check_memory(model_.get(), static_cast<int>(count), height, width);
+  if (status == POLA_OK) return;
+  const std::string message = std::string(caller) + ": " + pola_last_error();
+  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
+  throw polaformer::InternalError(message);
+}
+
+py::dict PyModel::memory_need(int batch, const py::object &height, const py::object &width) {
+  if (height.is_none() != width.is_none()) throw_input_error("Model.memory_need: give both height and width, or neither");
+  const int h = height.is_none() ? shape_.height : height.cast<int>();
+  const int w = width.is_none() ? shape_.width : width.cast<int>();
+  pola_memory_need need{};
+  const pola_status status = pola_model_memory_need(model_.get(), batch, h, w, &need);
+  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.memory_need: ") + pola_last_error());
+  if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.memory_need: ") + pola_last_error());
+  py::dict d;
+  d["working"] = need.working;
+  d["inputs"] = need.inputs;
+  d["outputs"] = need.outputs;
+  d["total"] = need.total;
+  d["available"] = need.available;
+  return d;
+}
+
 py::array_t<float> PyModel::run(const py::object &x) {
   const py::array batch = checked_batch(x, shape_);
   const int64_t count = batch.shape(0);
@@ -145,8 +170,10 @@ py::array_t<float> PyModel::run(const py::object &x) {
     return logits;
   }
   // Converted a slice at a time, so a broadcast or strided view of a huge
-  // batch never turns into one huge copy.
+  // batch never turns into one huge copy; the first slice's memory is
+  // checked before it is copied (the engine checks the caller's own array).
   const int64_t per_call = images_per_call(height, width);
+  check_memory("Model.run", std::min(per_call, count), height, width);
   for (int64_t begin = 0; begin < count; begin += per_call) {
     const int64_t n = std::min(per_call, count - begin);
     const auto part = float32_slice(batch, begin, n);
@@ -204,6 +231,8 @@ py::list PyModel::classify(const py::object &images, int top, int batch) {
   // Per image, (class index, probability) best first; empty for an image that could not be read.
   std::vector<std::vector<std::pair<int, double>>> ranked(sources.size());
   std::vector<std::pair<size_t, std::string>> failures; // (image, the library's message), in image order
+  if (!sources.empty()) // before the first batch is allocated and decoded
+    check_memory("Model.classify", std::min(sources.size(), static_cast<size_t>(batch)), shape_.height, shape_.width);
   {
     py::gil_scoped_release nogil; // only C++ objects in here
     std::vector<float> x, logits;

@@ -26,6 +26,10 @@ class PyModel {
   // One list of polaformer.Prediction (class name, probability; .index) per image, best first.
   pybind11::list classify(const pybind11::object &images, int top, int batch);
 
+  // What a run of `batch` images of height x width (None: the model's own
+  // size) allocates and what is available, in bytes (pola_model_memory_need).
+  pybind11::dict memory_need(int batch, const pybind11::object &height, const pybind11::object &width);
+
   const std::string &path() const { return path_; }
   std::string precision() const { return model_.precision(); }
   int threads() const { return threads_; }
@@ -61,6 +65,10 @@ class PyModel {
   // others are written to their places in x. Returns the indices written.
   std::vector<size_t> preprocess_batch(const std::vector<ImageSource> &sources, size_t begin, size_t n, float *x,
                                        std::vector<std::pair<size_t, std::string>> &failures) const;
+  // Raises polaformer.InputError (`caller`: ...) unless a run of `count`
+  // images of height x width fits in the memory available, its inputs and
+  // outputs still to be allocated: asked before the binding allocates them.
+  void check_memory(const char *caller, int64_t count, int height, int width);
 
   polaformer::Model model_;
   std::string path_;

@@ -317,6 +317,44 @@ POLA_API pola_status pola_model_run_sized(pola_model *model, const float *input,
 POLA_API pola_status pola_model_features(pola_model *model, const float *input, int batch, int height, int width,
                                          float *const *stage_out, float *pooled);
 
+/* ---- Memory: what a run needs, checked before anything is allocated --------
+ *
+ * A run whose memory does not fit in what is available fails with
+ * POLA_ERROR_INPUT and a message naming both ("a batch of 64 images of
+ * 4096x4096 needs 37.2 GiB (the plan's working memory 35.1 GiB plus inputs
+ * and outputs 2.1 GiB); 21.9 GiB is available (MemAvailable in
+ * /proc/meminfo)") before the engine allocates any of it. Available is the
+ * least of MemAvailable, the cgroup's memory limit less its usage, RLIMIT_AS
+ * less the process's size, RLIMIT_DATA less its data, and the environment
+ * variable POLA_MEMORY_LIMIT_BYTES (a number of bytes), read at each check.
+ * Every run that builds a plan checks (its inputs and outputs already
+ * allocated by then); pola_model_run_images checks before it decodes.
+ * Servers and bindings call pola_model_check_memory before allocating a
+ * request's images. Memory that still runs out (another process took it
+ * after the check) is POLA_ERROR_INTERNAL with a message saying so. */
+
+/* What a run of `batch` images of height x width allocates, in bytes. */
+typedef struct pola_memory_need {
+  size_t working;   /* the plan's: activation arena, size-dependent tables, per-thread buffers */
+  size_t inputs;    /* batch * channels * height * width floats */
+  size_t outputs;   /* batch * num_classes floats (logits) */
+  size_t total;     /* working + inputs + outputs */
+  size_t available; /* what a check finds available now; SIZE_MAX when nothing could be read */
+} pola_memory_need;
+
+/* Fills *out for a logits run, allocating nothing (the plan's graph is laid
+ * out, not built). POLA_ERROR_INPUT for a batch < 1 or a size the model
+ * does not accept. */
+POLA_API pola_status pola_model_memory_need(pola_model *model, int batch, int height, int width,
+                                            pola_memory_need *out);
+
+/* POLA_OK if a logits run of `batch` images of height x width fits in the
+ * memory available, counting its inputs and outputs as still to be
+ * allocated (a plan already built for the shape counts as allocated; idle
+ * plans are freed before refusing); else POLA_ERROR_INPUT with the message
+ * a run would give. */
+POLA_API pola_status pola_model_check_memory(pola_model *model, int batch, int height, int width);
+
 /* How the model's plan pool has served runs so far: a run that found an idle
  * plan for its shape is a hit, one that had to build a plan a miss; an
  * eviction freed the least recently used idle plan; idle plans now held. */

@@ -210,6 +210,19 @@ class Model {
   void features(const float *input, int batch, int height, int width, float *const *stage_out, float *pooled) {
     check(pola_model_features(handle_, input, batch, height, width, stage_out, pooled));
   }
+  // What a logits run of `batch` images of height x width allocates, and
+  // what is available (pola_model_memory_need); nothing is allocated.
+  pola_memory_need memory_need(int batch, int height, int width) {
+    pola_memory_need need{};
+    check(pola_model_memory_need(handle_, batch, height, width, &need));
+    return need;
+  }
+  // Throws InputError naming the need and what is available unless that run
+  // fits, its inputs and outputs counted as still to be allocated: ask
+  // before allocating a request's images (pola_model_check_memory).
+  void check_memory(int batch, int height, int width) {
+    check(pola_model_check_memory(handle_, batch, height, width));
+  }
   pola_plan_cache_stats plan_cache_stats() {
     pola_plan_cache_stats s{};
     check(pola_model_plan_cache_stats(handle_, &s));
