@@ -333,6 +333,14 @@ class Server {
     const int max_rows = std::max(1, m.batcher->limits().max_queue);
     InferRequest r = parse_infer_request(std::move(body), req.get_header_value("Inference-Header-Content-Length"),
                                          *m.model, max_rows);
+    // The engine runs a request in calls of at most --max-batch images: one
+    // that needs more memory than the machine has is refused now (413),
+    // never attempted.
+    try {
+      m.model->check_memory(std::min(r.rows, m.batcher->limits().max_batch), r.height, r.width);
+    } catch (const polaformer::InputError &e) {
+      throw HttpError(413, e.what());
+    }
     const auto decoded = clock::now();
     const BatchAnswer a = infer(name, m, std::move(ticket), std::move(r.input), r.rows, r.height, r.width);
     const auto resumed = clock::now();

@@ -157,7 +157,9 @@ def check_stalled(args, work):
 
 
 def check_protocol(args, work):
-    with Server(args.pola, ["--model", f"fashion={args.model}"]) as s:
+    # 300 MB: the model's own and small sizes fit, a 4096 x 4096 image does not.
+    os.environ["POLA_MEMORY_LIMIT_BYTES"] = str(300 << 20)
+    with Server(args.pola, ["--model", f"fashion={args.model}", "--max-body-mb", "128"]) as s:
         _, _, meta = s.json("GET", "/v2/models/fashion")
         status, _, versioned = s.json("GET", "/v2/models/fashion/versions/1")
         expect(status == 200 and versioned == meta, f"versions: /versions/1 is the model's metadata ({status})")
@@ -182,6 +184,10 @@ def check_protocol(args, work):
                f"versions: /versions/1/infer answers as /infer ({status})")
         status, _, data = s.request("POST", INFER, *infer_body(np.zeros((1, 1, 31, 32), np.float32)))
         expect(status == 400 and "31" in json_error(data), f"other sizes: a size the model cannot run is a 400 ({status})")
+        status, h, data = s.request("POST", INFER, *infer_body(np.zeros((1, 1, 4096, 4096), np.float32), binary=True))
+        expect(status == 413 and "needs" in json_error(data) and "available" in json_error(data),
+               f"memory: a request over POLA_MEMORY_LIMIT_BYTES is a 413 naming the need ({status} {data[:200]!r})")
+        s.check_alive("a request over the memory limit")
         status, h, data = s.request("POST", CLASSIFY + "?tpo=2", b"x")
         expect(status == 400 and "'tpo'" in json_error(data), f"query: ?tpo=2 is a 400 naming it ({status} {data!r})")
         status, h, data = s.request("GET", "/v2/health/live?verbose=1")
@@ -189,6 +195,7 @@ def check_protocol(args, work):
 
 
 def check_keys(args, work):
+    os.environ.pop("POLA_MEMORY_LIMIT_BYTES", None)
     key = os.path.join(work, "key")
     with open(key, "w") as f:
         f.write("k1\n")
