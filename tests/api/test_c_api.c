@@ -100,10 +100,11 @@ static void test_run_matches_reference(pola_model *m, const char *dir) {
   CHECK(pola_model_run(m, input, BATCH, got) == POLA_OK);
   for (i = 0; i < BATCH * CLASSES; ++i)
     if (want[i] > scale || -want[i] > scale) scale = want[i] > 0 ? want[i] : -want[i];
-  /* float32 engine vs float64 reference over a few thousand tokens */
+  /* float32 engine vs float64 reference over a few thousand tokens: the
+     engine sits near 1e-6 of the scale, the parity suites' gate is 1e-4 */
   err = max_abs_diff(got, want, BATCH * CLASSES);
   printf("run vs reference: max |diff| %.3g (scale %.3g)\n", err, scale);
-  CHECK(err <= 1e-3 * scale);
+  CHECK(err <= 1e-4 * scale);
   /* image 2 alone gives the same logits as inside the batch */
   CHECK(pola_model_run(m, input + 2 * per_image, 1, one) == POLA_OK);
   CHECK(max_abs_diff(one, got + 2 * CLASSES, CLASSES) <= 1e-4 * scale);

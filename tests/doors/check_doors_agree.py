@@ -251,6 +251,10 @@ def check_tensors(args, work, model, server):
         r = cli(args, "run", "-m", args.model, "-i", src, "-o", os.path.join(work, "never.npy"))
         prefix = f"pola: error: {src}: "
         message = r.stderr.strip()[len(prefix):] if r.stderr.startswith(prefix) else None
+        # What each door can do about it is its own ("or pad ... with --pad" is the CLI's option):
+        # the doors agree on the problem, the message before that hint.
+        if message and " (or pad " in message:
+            message = message[:message.index(" (or pad ")]
 
         @case(f"run: a tensor {what} is refused, exit 1, naming the file and the problem")
         def _():
