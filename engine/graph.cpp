@@ -1,5 +1,7 @@
 #include "engine/graph.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -72,24 +74,41 @@ void Graph::plan() {
     life[i].bytes = static_cast<size_t>(tensors_[i].rows * tensors_[i].cols) * sizeof(float);
   }
   layout_ = plan_arena(life);
+  born_at_.assign(nodes_.size(), {});
+  dead_after_.assign(nodes_.size(), {});
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    born_at_[life[i].first].push_back(&tensors_[i]);
+    if (life[i].last < nodes_.size()) dead_after_[life[i].last].push_back(&tensors_[i]);
+  }
+}
+
+// All-ones bytes: NaN as a float, and as each bf16 half of one.
+void Graph::poison(const std::vector<const Tensor *> &tensors) const {
+  for (const Tensor *t : tensors)
+    std::memset(t->data, 0xff, static_cast<size_t>(t->rows * t->cols) * sizeof(float));
 }
 
 void Graph::allocate() {
   arena_.allocate(layout_.peak_bytes);
   for (size_t i = 0; i < tensors_.size(); ++i)
     tensors_[i].data = reinterpret_cast<float *>(arena_.base() + layout_.offsets[i]);
+  const char *p = std::getenv("POLA_POISON_ARENA");
+  poison_ = p && std::strcmp(p, "1") == 0;
 }
 
 void Graph::run(const NodeObserver *observer) const {
-  if (!observer) {
+  if (!observer && !poison_) {
     for (const auto &n : nodes_) n.run();
     return;
   }
-  for (const auto &n : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = nodes_[i];
+    if (poison_) poison(born_at_[i]);
     auto t0 = std::chrono::steady_clock::now();
     n.run();
     auto t1 = std::chrono::steady_clock::now();
-    (*observer)(n, std::chrono::duration<double>(t1 - t0).count());
+    if (observer) (*observer)(n, std::chrono::duration<double>(t1 - t0).count());
+    if (poison_) poison(dead_after_[i]);
   }
 }
 

@@ -57,7 +57,13 @@ class Graph {
   void plan();
   size_t planned_bytes() const { return layout_.peak_bytes; }
   size_t tensor_bytes() const { return layout_.sum_bytes; }  // without sharing
-  // Allocates the planned arena and points every tensor into it.
+  // Allocates the planned arena and points every tensor into it. With
+  // POLA_POISON_ARENA=1 in the environment (the sanitizer runs set it), run()
+  // then fills each tensor with NaN just before the node that first writes it
+  // and just after its last planned reader: a node that reads a tensor its
+  // edges do not declare (so after the planner let its memory go), or that
+  // leaves part of its output unwritten, makes NaN instead of a plausible
+  // answer.
   void allocate();
 
   void run(const NodeObserver *observer = nullptr) const;
@@ -70,6 +76,10 @@ class Graph {
   std::vector<Node> nodes_;
   ArenaLayout layout_;
   Arena arena_;
+  // Per node, the tensors it writes first and those it reads last (planned).
+  std::vector<std::vector<const Tensor *>> born_at_, dead_after_;
+  bool poison_ = false;
+  void poison(const std::vector<const Tensor *> &tensors) const;
 };
 
 } // namespace pola

@@ -24,7 +24,8 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   weights::ModelFile file = weights::ModelFile::open(path);
   ModelConfig cfg = weights::read_model_config(file);
   std::vector<std::string> class_names = weights::read_class_names(file, cfg);
-  int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  // 0: all cores, or OMP_NUM_THREADS where it is set (as OpenMP programs read it).
+  int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), std::move(class_names), threads));
   m->allow_nonfinite_ = options.allow_nonfinite;
   m->precision_ = precision;

@@ -215,7 +215,9 @@ class Server {
     routes();
   }
 
-  void run() {
+  // Binds the listening socket (before the signal thread exists, so the
+  // socket is made before any thread that may close it starts).
+  void bind() {
     errno = 0;
     if (!http_.bind_to_port(options_.host, options_.port)) {
       if (errno == EADDRINUSE)
@@ -225,6 +227,10 @@ class Server {
                                    " (not an address of this machine?)");
     }
     ::listen(http_.listening_socket(), SOMAXCONN);  // a larger backlog for the bound socket (see HttpServer)
+  }
+
+  // Serves until begin_shutdown().
+  void run() {
     std::fprintf(stderr, "pola serve: listening on http://%s:%d%s\n", options_.host.c_str(), options_.port,
                  api_key_.empty() ? "" : " (API key required)");
     std::fflush(stderr);
@@ -609,6 +615,7 @@ void run_server(const ServeOptions &options) {
   }
 
   Server server(options);
+  server.bind();  // a busy port ends here, before any thread starts
   std::thread watcher([&] {
     int sig = 0;
     sigwait(&signals, &sig);

@@ -90,7 +90,7 @@ void run_attention(const pola_attention_args &a) {
   p.power = a.power;
   p.out = a.out;
   p.ld_out = ld_out;
-  p.threads = a.threads > 0 ? a.threads : omp_get_num_procs();
+  p.threads = a.threads > 0 ? a.threads : omp_get_max_threads();  // as a model's threads = 0
   pola::kernels::active().pola_attention(p);
 }
 

@@ -1,6 +1,8 @@
 // The graph's checks of its own edges and the arena plan from tensor lifetimes.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -72,4 +74,41 @@ TEST_CASE("graph: reads need an earlier writer; rewrites must be in place") {
     g.run(&obs);
     CHECK(seen == std::vector<std::string>{"x += 1:6.000000", "copy right half:8.000000"});
   }
+}
+
+TEST_CASE("graph: POLA_POISON_ARENA turns a read the edges do not declare into NaN") {
+  // `a` is planned dead after `b = a + 1`; `sum` reads it anyway through its
+  // closure (the edges name only b). Without poisoning the stale values may
+  // still be there and the answer looks right; with it they are NaN.
+  auto build_and_run = [](bool poison) {
+    if (poison) setenv("POLA_POISON_ARENA", "1", 1);
+    else unsetenv("POLA_POISON_ARENA");
+    Graph g;
+    TensorView a = g.tensor("a", 1, 4), b = g.tensor("b", 1, 4), out = g.tensor("out", 1, 4);
+    g.add("make a", {{}, {a}}, [a] { for (int i = 0; i < 4; ++i) a.ptr()[i] = float(i); });
+    g.add("b = a + 1", {{a}, {b}}, [a, b] { for (int i = 0; i < 4; ++i) b.ptr()[i] = a.ptr()[i] + 1; });
+    g.add("out = a + b (a undeclared)", {{b}, {out}},
+          [a, b, out] { for (int i = 0; i < 4; ++i) out.ptr()[i] = a.ptr()[i] + b.ptr()[i]; });
+    g.keep_to_end(out);
+    g.plan();
+    g.allocate();
+    g.run();
+    std::vector<float> v(out.ptr(), out.ptr() + 4);
+    unsetenv("POLA_POISON_ARENA");
+    return v;
+  };
+  const std::vector<float> poisoned = build_and_run(true);
+  for (float x : poisoned) CHECK(std::isnan(x));
+  // A graph whose edges are right is unaffected.
+  setenv("POLA_POISON_ARENA", "1", 1);
+  Graph g;
+  TensorView a = g.tensor("a", 1, 4), b = g.tensor("b", 1, 4);
+  g.add("make a", {{}, {a}}, [a] { for (int i = 0; i < 4; ++i) a.ptr()[i] = float(i); });
+  g.add("b = 2a", {{a}, {b}}, [a, b] { for (int i = 0; i < 4; ++i) b.ptr()[i] = 2 * a.ptr()[i]; });
+  g.keep_to_end(b);
+  g.plan();
+  g.allocate();
+  g.run();
+  unsetenv("POLA_POISON_ARENA");
+  for (int i = 0; i < 4; ++i) CHECK(b.ptr()[i] == 2.0f * float(i));
 }

@@ -75,7 +75,7 @@ typedef enum pola_precision {
 /* Load-time options. Always start from pola_default_options() so fields
  * added later get their defaults. */
 typedef struct pola_options {
-  int threads; /* worker threads per run; 0 (default) = all available cores */
+  int threads; /* worker threads per run; 0 (default) = all available cores (OMP_NUM_THREADS when set) */
   /* 0 (default): an input holding NaN or Inf is refused (POLA_ERROR_INPUT),
    * and so is a run whose logits are not all finite. 1: both pass through. */
   int allow_nonfinite;
