@@ -121,13 +121,12 @@ void ModelBatcher::worker_loop() {
   }
 }
 
-pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
-                                      const std::vector<float *> &logits, std::string &error, double &spent) {
-  int rows = 0;
-  for (int c : counts) rows += c;
+// One engine call: its time is added to `spent` and recorded; on failure
+// the status, with the library's message in `error`.
+template <class Call>
+pola_status ModelBatcher::timed_call(int rows, std::string &error, double &spent, Call &&call) {
   const auto t0 = clock::now();
-  const pola_status status = pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(),
-                                                  counts.data(), logits.data());
+  const pola_status status = call();
   const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
   spent += seconds;
   if (status != POLA_OK) {
@@ -138,18 +137,20 @@ pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, 
   return POLA_OK;
 }
 
+pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,
+                                      const std::vector<float *> &logits, std::string &error, double &spent) {
+  int rows = 0;
+  for (int c : counts) rows += c;
+  return timed_call(rows, error, spent, [&] {
+    return pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(), counts.data(),
+                                logits.data());
+  });
+}
+
 pola_status ModelBatcher::sized_call(const float *input, int rows, int height, int width, float *logits,
                                      std::string &error, double &spent) {
-  const auto t0 = clock::now();
-  const pola_status status = pola_model_run_sized(model_.get(), input, rows, height, width, logits);
-  const double seconds = std::chrono::duration<double>(clock::now() - t0).count();
-  spent += seconds;
-  if (status != POLA_OK) {
-    error = pola_last_error();
-    return status;
-  }
-  record_call(rows, seconds);
-  return POLA_OK;
+  return timed_call(rows, error, spent,
+                    [&] { return pola_model_run_sized(model_.get(), input, rows, height, width, logits); });
 }
 
 void ModelBatcher::record_call(int rows, double seconds) {

@@ -112,6 +112,8 @@ class ModelBatcher {
   pola_status sized_call(const float *input, int rows, int height, int width, float *logits, std::string &error,
                          double &seconds);
   void record_call(int rows, double seconds);
+  template <class Call>
+  pola_status timed_call(int rows, std::string &error, double &spent, Call &&call);
 
   const std::string name_;
   polaformer::Model &model_;
