@@ -50,9 +50,12 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # the server's RSS stays flat, which ASan's quarantine of freed memory defeats by design; the
   # other serve.* tests drive the same server under ASan), precision.bf16_fashion (10,000
   # images at bf16: 238 s under ASan, the longest test by far; the bf16 code it runs, the bf16
-  # GEMMs, packing and to_bf16 conversions, runs under ASan in precision.bf16_logits_fast).
+  # GEMMs, packing and to_bf16 conversions, runs under ASan in precision.bf16_logits_fast),
+  # cli.memory_refusal (it runs `pola` under an RLIMIT_AS of 1 GiB, which an ASan binary cannot
+  # start under: ASan reserves terabytes of shadow address space; the same refusals run under
+  # ASan in api.memory_refusal).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$)'
+        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
