@@ -21,7 +21,7 @@ CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 
 # a request above 4 GB is a finding (hostile sizes must be refused before
 # allocating), not something to attempt.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:strict_init_order=1:max_allocation_size_mb=4096"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/security/ubsan.supp"
 export LSAN_OPTIONS="suppressions=$PWD/tests/security/lsan.supp:print_suppressions=0"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/security/tsan.supp"
 # Every graph the sanitized suites run fills each tensor with NaN before its first

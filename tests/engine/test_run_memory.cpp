@@ -69,7 +69,17 @@ TEST_CASE("the computed need is what the plan allocates: the same arena and side
   }
 }
 
-TEST_CASE("the need is close to the resident memory a first run takes") {
+// Under AddressSanitizer the resident memory also holds the shadow of every
+// byte touched and the redzones around each allocation (19-74% more, measured),
+// so what a run takes is no longer the engine's alone: the case is skipped
+// there (reported as skipped); the exact arena and table sizes above still run.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+TEST_CASE("the need is close to the resident memory a first run takes" * doctest::skip(kUnderAsan)) {
   // Larger sizes, where the run's memory dwarfs the process's own noise.
   const std::vector<Shape> shapes{{1, 1024, 1024}, {4, 512, 512}, {256, 32, 32}, {1, 1536, 1024}};
   for (const char *name : {"fashion_pola_pvt.pola", "fashion_pola_swin.pola"}) {
