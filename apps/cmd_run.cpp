@@ -51,15 +51,21 @@ void run_command(const std::string &model_path, const std::string &input_path, c
     if (ec || !std::filesystem::is_directory(dump_dir))
       throw pola::InputError(dump_dir + ": --dump-dir cannot be used as a directory" +
                              (ec ? " (" + ec.message() + ")" : std::string(" (it exists and is not one)")));
+    // Every output of every node, as float32, named after the node (a second
+    // output adds `.out<k>`) and, when the tensor is held in another dtype,
+    // that dtype (`block1.0.norm1.bf16.npy`).
     dumper = [&](const pola::Node &node, double) {
-      if (!node.has_output) return;
-      // Copied now: the arena plan lets later tensors reuse this memory.
-      const auto &v = node.output;
-      std::vector<float> dense(v.rows * v.cols);
-      for (int64_t r = 0; r < v.rows; ++r)
-        for (int64_t c = 0; c < v.cols; ++c) dense[r * v.cols + c] = v.ptr()[r * v.ld + c];
-      pola::io::write_npy(dump_dir + "/" + node.name + ".npy", node.output_shape, dense.data());
-      ++dumped;
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        // Copied now: the arena plan lets later tensors reuse this memory.
+        const pola::TensorView &v = node.outputs[k];
+        std::vector<float> dense(v.rows() * v.cols());
+        for (int64_t r = 0; r < v.rows(); ++r)
+          for (int64_t c = 0; c < v.cols(); ++c) dense[r * v.cols() + c] = v.value(r, c);
+        std::string file = node.name + (k ? ".out" + std::to_string(k) : "");
+        if (v.dtype() != pola::DType::f32) file += std::string(".") + pola::dtype_name(v.dtype());
+        pola::io::write_npy(dump_dir + "/" + file + ".npy", node.output_shapes[k], dense.data());
+        ++dumped;
+      }
     };
   }
   std::vector<float> logits(batch * cfg.num_classes);

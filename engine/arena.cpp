@@ -61,7 +61,6 @@ void Arena::allocate(size_t bytes) {
   void *p = std::aligned_alloc(kAlign, bytes);
   if (!p) throw std::bad_alloc();
   block_.reset(p);
-  bytes_ = bytes;
 }
 
 } // namespace pola

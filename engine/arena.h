@@ -29,12 +29,10 @@ class Arena {
  public:
   void allocate(size_t bytes);  // once
   char *base() const { return static_cast<char *>(block_.get()); }
-  size_t bytes() const { return bytes_; }
 
  private:
   struct FreeDeleter { void operator()(void *p) const; };
   std::unique_ptr<void, FreeDeleter> block_;
-  size_t bytes_ = 0;
 };
 
 } // namespace pola

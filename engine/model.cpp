@@ -61,6 +61,8 @@ std::unique_ptr<Plan> Model::lay_out(const PlanKey &key, bool sizing_only) {
   plan->batch = key.batch;
   plan->threads = threads_;
   if (!sizing_only) plan->stream = dnnl::stream(cpu_engine());
+  plan->graph.set_batch(key.batch);
+  plan->input = plan->graph.external("input", key.batch, int64_t(cfg_.in_chans) * key.height * key.width);
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   ctx.precisions = op_precisions(precision_.precision);
   ctx.sizing_only = sizing_only;
@@ -241,7 +243,7 @@ void Model::run_plan(const float *input, const PlanKey &key, const NodeObserver 
     Model *m; std::unique_ptr<Plan> &p;
     ~Return() { m->release(std::move(p)); }
   } give_back{this, plan};
-  plan->input = input;
+  plan->graph.bind(plan->input, input);
   plan->graph.run(observer);
   plan->stream.wait();
   collect(*plan);
@@ -258,7 +260,7 @@ void Model::run(const float *input, int batch, int64_t height, int64_t width, fl
   key.height = height;
   key.width = width;
   run_plan(input, key, observer, [&](const Plan &plan) {
-    std::memcpy(logits, plan.logits.ptr(), sizeof(float) * batch * cfg_.num_classes);
+    std::memcpy(logits, plan.graph.result(plan.logits).f32(), sizeof(float) * batch * cfg_.num_classes);
   });
   if (!allow_nonfinite_)
     refuse_nonfinite_output(input, int64_t(batch) * cfg_.in_chans * height * width, logits, batch,
@@ -291,18 +293,20 @@ void Model::features(const float *input, int batch, int64_t height, int64_t widt
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (!(key.stages & (1u << i))) continue;
       // Tokens (b, y*w + x, c) -> planes (b, c, y, x).
-      const TensorView &t = plan.stage_tokens[i];
+      const TensorView t = plan.graph.result(plan.stage_tokens[i]);
       const int64_t n = shapes[i].height * shapes[i].width, c = shapes[i].channels;
       float *out = stage_out[i];
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t tok = 0; tok < n; ++tok) {
-          const float *row = t.ptr() + (b * n + tok) * t.ld;
+          const float *row = t.f32() + (b * n + tok) * t.ld();
           for (int64_t ch = 0; ch < c; ++ch) out[(b * c + ch) * n + tok] = row[ch];
         }
     }
-    if (key.pooled)
+    if (key.pooled) {
+      const TensorView p = plan.graph.result(plan.pooled);
       for (int64_t b = 0; b < batch; ++b)
-        std::memcpy(pooled + b * pooled_size(), plan.pooled.ptr() + b * plan.pooled.ld, sizeof(float) * pooled_size());
+        std::memcpy(pooled + b * pooled_size(), p.f32() + b * p.ld(), sizeof(float) * pooled_size());
+    }
   });
   if (allow_nonfinite_) return;
   const int64_t input_floats = int64_t(batch) * cfg_.in_chans * height * width;

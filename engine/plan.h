@@ -34,11 +34,12 @@ struct Plan {
   int threads = 1;
   Graph graph;
   dnnl::stream stream;
-  const float *input = nullptr;       // (batch, in_chans, height, width), set before each run
-  TensorView logits;                  // (batch, num_classes) when key.logits, kept to the end of the graph
-  TensorView pooled;                  // (batch, channels) when key.pooled
-  std::vector<TensorView> stage_tokens; // per stage, (batch * tokens, channels) when its bit is set
-  std::vector<std::shared_ptr<void>> keep_alive; // primitives and size-dependent tables the graph's nodes use
+  TensorRef input;                    // (batch, in_chans * height * width), external: bound before each run
+  // The graph's results (Graph::result):
+  TensorRef logits;                   // (batch, num_classes) when key.logits
+  TensorRef pooled;                   // (batch, channels) when key.pooled
+  std::vector<TensorRef> stage_tokens; // per stage, (batch * tokens, channels) when its bit is set
+  std::vector<std::shared_ptr<void>> owned; // primitives and size-dependent tables the graph's nodes use
   size_t side_bytes = 0;              // what those tables and per-thread op chunks hold beside the arena
   // The arena is allocated but its pages are not resident until the first
   // run touches them: until then the memory it was checked against is held

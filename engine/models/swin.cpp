@@ -5,6 +5,8 @@
 #include <string>
 
 #include "engine/models/builders.h"
+#include "engine/models/layers.h"
+#include "engine/models/polarity_core.h"
 #include "engine/models/swin_tables.h"
 #include "engine/ops/patch_merge.h"
 #include "engine/ops/token_ops.h"
@@ -20,7 +22,7 @@ constexpr float kEps = 1e-5f;
 // (model/geometry.h): `geo` at the run's size, `stored` at the checkpoint's
 // (the window its positional encoding or relative-bias table was made for).
 void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &stage,
-                    const BlockGeometry &geo, const BlockGeometry &stored, TensorView x) {
+                    const BlockGeometry &geo, const BlockGeometry &stored, const TensorRef &x) {
   Plan &plan = ctx.plan;
   const int64_t B = plan.batch, C = s.dim, t = geo.window_tokens;
   const int64_t wh = geo.window_h, ww = geo.window_w, stored_w = stored.window_h;
@@ -33,29 +35,25 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
   // Rows the attention works on: the tokens, or the padded windows.
   const int64_t Mw = partitioned ? grid.window_rows() : M;
 
-  // norm1's rows feed only the qkv(g) GEMMs: held in their precision.
-  const Precision gemm = ctx.precisions.gemm;
-  const GemmRows xn = new_gemm_rows(ctx, pre + ".norm1", M, C, gemm);
-  add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps, false);
-  GemmRows src = xn;
+  // norm1's rows feed only the qkv(g) GEMMs: held in their dtype.
+  const DType gemm = dtype_of(ctx.precisions.gemm);
+  const TensorRef xn = new_tensor(ctx, pre + ".norm1", M, C, gemm);
+  add_layernorm(ctx, pre + ".norm1", pre + ".norm1", x, xn, kEps);
+  TensorRef src = xn;
   if (partitioned) {
-    src = new_gemm_rows(ctx, pre + ".partition", Mw, C, gemm);
-    if (src.bf16()) {
-      add_node(ctx, pre + ".partition", {{xn.storage}, {src.storage}}, [grid, xn, src, &plan] {
-        ops::window_partition(grid, xn.bf16_ptr(), src.bf16_ptr(), plan.threads);
-      });
-    } else {
-      add_node(ctx, pre + ".partition", {{xn.storage}, {src.storage}}, [grid, xn, src, &plan] {
-        ops::window_partition(grid, xn.ptr(), src.ptr(), plan.threads);
-      }, src.storage);
-    }
+    src = new_tensor(ctx, pre + ".partition", Mw, C, gemm);
+    add_node(ctx, pre + ".partition", {xn}, {src}, [grid, &plan](const NodeArgs &io) {
+      const TensorView &from = io.in(0), &to = io.out(0);
+      if (from.dtype() == DType::bf16) ops::window_partition(grid, from.bf16(), to.bf16(), plan.threads);
+      else ops::window_partition(grid, from.f32(), to.f32(), plan.threads);
+    });
   }
 
-  TensorView attn = new_tensor(ctx, pre + ".attn.core", Mw, C);
-  GemmRows attn_out = fp32_rows(attn); // what the output projection reads
+  const TensorRef attn = new_tensor(ctx, pre + ".attn.core", Mw, C);
+  TensorRef attn_out = attn; // what the output projection reads
   if (s.attn == AttentionKind::polarity) {
-    TensorView qkg = new_tensor(ctx, pre + ".attn.qkg", Mw, 3 * C);
-    TensorView v = new_tensor(ctx, pre + ".attn.v", Mw, C);
+    const TensorRef qkg = new_tensor(ctx, pre + ".attn.qkg", Mw, 3 * C);
+    const TensorRef v = new_tensor(ctx, pre + ".attn.v", Mw, C);
     // qkvg is C -> 4C in the order q, k, v, g; v gets its own dense buffer
     // because the depthwise branch reads it as an image.
     add_linear_rows(ctx, pre + ".attn.qkg", pre + ".attn.qkvg", 4 * C, {{0, C}, {C, C}, {3 * C, C}}, src, qkg);
@@ -69,18 +67,18 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     a.v = v; a.v_full = v; a.out = attn;
     attn_out = add_polarity_core(ctx, a);
   } else {
-    TensorView qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
-    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, fp32_rows(qkv));
+    const TensorRef qkv = new_tensor(ctx, pre + ".attn.qkv", Mw, 3 * C);
+    add_linear(ctx, pre + ".attn.qkv", pre + ".attn.qkv", src, qkv);
     const int64_t side = 2 * stored_w - 1;
     const float *table = ctx.weights.get(pre + ".attn.relative_position_bias_table", {side * side, heads});
     // Stored index and mask buffers are recomputed from the geometry, never trusted.
     ctx.weights.ignore(pre + ".attn.relative_position_index");
     ctx.weights.ignore(pre + ".attn_mask");
-    const float *bias = ctx.keep(heads * t * t, [&] { return expand_relative_bias(table, stored_w, wh, ww, heads); });
+    const float *bias = ctx.size_table(heads * t * t, [&] { return expand_relative_bias(table, stored_w, wh, ww, heads); });
     const float *mask = nullptr;
     int64_t n_mask = 0;
     if (geo.shift > 0) {
-      mask = ctx.keep(geo.windows * t * t, [&] { return shifted_window_mask(geo.padded_h, geo.padded_w, wh, geo.shift); });
+      mask = ctx.size_table(geo.windows * t * t, [&] { return shifted_window_mask(geo.padded_h, geo.padded_w, wh, geo.shift); });
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
@@ -89,28 +87,29 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
     const kernels::WindowAttnFn bf16_window =
         ctx.precisions.attention == Precision::bf16 ? kernels::window_attention_bf16() : nullptr;
     const kernels::WindowAttnFn window = bf16_window ? bf16_window : kernels::active().window_attention;
-    add_node(ctx, pre + ".attn.core", {{qkv}, {attn}}, [=, &plan] {
+    add_node(ctx, pre + ".attn.core", {qkv}, {attn}, [=, &plan](const NodeArgs &io) {
+      const TensorView &in = io.in(0), &out = io.out(0);
       kernels::WindowAttnArgs k;
       k.windows = windows; k.tokens = static_cast<int>(t);
       k.heads = heads; k.head_dim = static_cast<int>(d);
       k.scale = scale;
-      k.qkv = qkv.ptr(); k.ld_qkv = qkv.ld;
+      k.qkv = in.f32(); k.ld_qkv = in.ld();
       k.bias = bias; k.mask = mask; k.n_mask = n_mask;
-      k.out = attn.ptr(); k.ld_out = attn.ld;
+      k.out = out.f32(); k.ld_out = out.ld();
       k.threads = plan.threads;
       window(k);
-    }, attn);
-    if (bf16_window) plan.graph.set_last_precision(Precision::bf16);
+    }, bf16_window ? Precision::bf16 : Precision::fp32);
   }
 
   if (partitioned) {
-    TensorView projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
-    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, fp32_rows(projected));
-    add_node(ctx, pre + ".attn", {{projected, x}, {x}}, [grid, projected, x, &plan] {
-      ops::window_reverse_add(grid, projected.ptr(), x.ptr(), plan.threads);
-    }, x);
+    const TensorRef projected = new_tensor(ctx, pre + ".attn.proj", Mw, C);
+    add_linear(ctx, pre + ".attn.proj", pre + ".attn.proj", attn_out, projected);
+    // out(0) is in(1): the windows added back into the residual stream.
+    add_node(ctx, pre + ".attn", {projected, x}, {x}, [grid, &plan](const NodeArgs &io) {
+      ops::window_reverse_add(grid, io.in(0).f32(), io.out(0).f32(), plan.threads);
+    });
   } else {
-    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, fp32_rows(x), LinearEpilogue::into_residual());
+    add_linear(ctx, pre + ".attn", pre + ".attn.proj", attn_out, x, LinearEpilogue::into_residual());
   }
 
   add_mlp_residual(ctx, pre, x, hidden, kEps);
@@ -128,11 +127,11 @@ void build_swin(BuildContext &ctx) {
   const StageGeometry &first = geometry.stages[0];
   const int64_t C0 = first.channels, M0 = B * first.tokens;
 
-  TensorView embedded = new_tensor(ctx, "patch_embed.proj", M0, C0);
+  const TensorRef embedded = new_tensor(ctx, "patch_embed.proj", M0, C0);
   ops::PatchGrid grid{B, first.in_channels, first.in_h, first.in_w, first.patch, true};
-  add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, &plan.input, nullptr, embedded);
-  TensorView x = new_tensor(ctx, "layers.0.x", M0, C0);  // the residual stream, updated in place
-  add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps, true);
+  add_patch_conv(ctx, "patch_embed.proj", "patch_embed.proj", grid, plan.input, embedded);
+  TensorRef x = new_tensor(ctx, "layers.0.x", M0, C0);  // the residual stream, updated in place
+  add_layernorm(ctx, "patch_embed", "patch_embed.norm", embedded, x, kEps);
 
   for (size_t si = 0; si <= last; ++si) {
     const StageConfig &s = cfg.stages[si];
@@ -142,26 +141,27 @@ void build_swin(BuildContext &ctx) {
     for (size_t j = 0; j < stage_geo.blocks.size(); ++j)
       add_swin_block(ctx, stage + ".blocks." + std::to_string(j), s, stage_geo, stage_geo.blocks[j],
                      stored.stages[si].blocks[j], x);
-    keep_stage_output(ctx, si, x);
+    add_stage_result(ctx, si, x);
     if (si + 1 < cfg.stages.size() && si < last) {
       const int64_t M2 = B * geometry.stages[si + 1].tokens; // patch merging halves each side
       const int64_t h = stage_geo.res_h, w = stage_geo.res_w;
-      TensorView merged = new_tensor(ctx, stage + ".downsample.gather", M2, 4 * C);
-      const GemmRows merged_n = new_gemm_rows(ctx, stage + ".downsample.norm", M2, 4 * C, ctx.precisions.gemm);
-      add_node(ctx, stage + ".downsample.gather", {{x}, {merged}}, [x, merged, B, h, w, C, &plan] {
-        ops::patch_merge_gather(x.ptr(), merged.ptr(), B, h, w, C, plan.threads);
-      }, merged);
-      add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps, false);
-      TensorView next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
-      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, fp32_rows(next),
+      const TensorRef merged = new_tensor(ctx, stage + ".downsample.gather", M2, 4 * C);
+      const TensorRef merged_n =
+          new_tensor(ctx, stage + ".downsample.norm", M2, 4 * C, dtype_of(ctx.precisions.gemm));
+      add_node(ctx, stage + ".downsample.gather", {x}, {merged}, [B, h, w, C, &plan](const NodeArgs &io) {
+        ops::patch_merge_gather(io.in(0).f32(), io.out(0).f32(), B, h, w, C, plan.threads);
+      });
+      add_layernorm(ctx, stage + ".downsample.norm", stage + ".downsample.norm", merged, merged_n, kEps);
+      const TensorRef next = new_tensor(ctx, "layers." + std::to_string(si + 1) + ".x", M2, 2 * C);
+      add_linear(ctx, stage + ".downsample", stage + ".downsample.reduction", merged_n, next,
                  LinearEpilogue::without_bias());
       x = next;
     }
   }
   if (!plan.key.pooled && !plan.key.logits) return;
   const int64_t C = cfg.stages.back().dim, N = geometry.stages.back().tokens;
-  TensorView xn = new_tensor(ctx, "norm", B * N, C);
-  add_layernorm(ctx, "norm", "norm", x, xn, kEps, true);
+  const TensorRef xn = new_tensor(ctx, "norm", B * N, C);
+  add_layernorm(ctx, "norm", "norm", x, xn, kEps);
   add_pool_and_head(ctx, xn);
 }
 

@@ -1,0 +1,194 @@
+#include "engine/models/layers.h"
+
+#include <stdexcept>
+
+#include "engine/ops/fused_mlp.h"
+#include "engine/ops/linear.h"
+#include "engine/ops/token_ops.h"
+#include "kernels/kernels.h"
+
+namespace pola::models {
+namespace {
+
+// The source of a GEMM in `precision`: `src` itself when it is held so, or a
+// bf16 copy of f32 rows (node `name.to_bf16`).
+TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRef &src, Precision precision) {
+  const DType want = dtype_of(precision);
+  if (src.dtype() == want) return src;
+  if (src.dtype() != DType::f32) throw std::logic_error("graph: " + name + " would read bf16 rows in fp32");
+  const TensorRef half = new_tensor(ctx, name + ".to_bf16", src.rows, src.cols, want);
+  Plan &plan = ctx.plan;
+  add_node(ctx, name + ".to_bf16", {src}, {half}, [&plan](const NodeArgs &io) {
+    const TensorView &x = io.in(0), &y = io.out(0);
+    kernels::active().to_bf16(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), plan.threads);
+  }, Precision::bf16);
+  return half;
+}
+
+// The one place a matmul node is made: dst = src W^T + b, then optionally
+// GELU or + dst, in `precision` (the plan's choice for this op kind).
+void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorRef &src,
+                     const TensorRef &dst, bool gelu, bool accumulate, Precision precision) {
+  const bool dst_bf16 = dst.dtype() == DType::bf16;
+  if (dst_bf16 && (precision != Precision::bf16 || accumulate))
+    throw std::logic_error("graph: " + name + " cannot write bf16 rows");
+  // GELU runs as the engine's kernel over the GEMM's f32 result, not as
+  // oneDNN's gelu_erf post-op, which was slower on the unfused MLP shapes
+  // (bench/peers/README.md). GELU'd bf16 rows come from gelu_bf16's own node
+  // (add_mlp_residual), as in ops::FusedMlp.
+  if (gelu && dst_bf16) throw std::logic_error("graph: " + name + " cannot apply GELU into bf16 rows");
+  p.precision = precision;
+  const TensorRef in = gemm_source(ctx, name, src, precision);
+  auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, dst_bf16}, ctx.packed);
+  Plan &plan = ctx.plan;
+  // Accumulating into dst reads it: the in-place update of a residual stream.
+  std::vector<TensorRef> inputs{in};
+  if (accumulate) inputs.push_back(dst);
+  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu, &plan](const NodeArgs &io) {
+    const TensorView &y = io.out(0);
+    op->run(plan.stream, io.in(0).data(), y.data());
+    if (!gelu) return;
+    const auto &kernels = kernels::active();
+    if (y.ld() == y.cols()) return kernels.gelu(y.f32(), y.rows() * y.cols(), plan.threads);
+    for (int64_t r = 0; r < y.rows(); ++r) kernels.gelu(y.f32() + r * y.ld(), y.cols(), plan.threads);
+  }, precision);
+}
+
+// Rows [first, first + count) of each range of a (rows, width) tensor, concatenated.
+std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<std::pair<int64_t, int64_t>> &ranges) {
+  std::vector<float> out;
+  for (auto &r : ranges) out.insert(out.end(), t + r.first * width, t + (r.first + r.second) * width);
+  return out;
+}
+
+// `prefix.weight` (out, in) and, if has_bias, `prefix.bias` (out).
+ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, int64_t in, int64_t out,
+                                bool has_bias) {
+  ops::LinearParams p;
+  p.in = in;
+  p.out = out;
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {out, in});
+  p.weight = w.data;
+  p.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
+  p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {out}) : nullptr;
+  return p;
+}
+
+} // namespace
+
+void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
+                const TensorRef &dst, LinearEpilogue epilogue) {
+  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, epilogue.bias), src, dst, epilogue.gelu,
+                  epilogue.accumulate, ctx.precisions.gemm);
+}
+
+void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix, int64_t full_out,
+                     const std::vector<std::pair<int64_t, int64_t>> &row_ranges, const TensorRef &src,
+                     const TensorRef &dst) {
+  const int64_t in = src.cols;
+  const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
+  const float *b = ctx.weights.get(prefix + ".bias", {full_out});
+  std::string key = prefix;
+  for (auto &r : row_ranges) key += ":" + std::to_string(r.first) + "+" + std::to_string(r.second);
+  ops::LinearParams p;
+  p.in = in;
+  p.out = dst.cols;
+  p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
+  p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+  add_matmul_node(ctx, name, p, src, dst, false, false, ctx.precisions.gemm);
+}
+
+void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                    const ops::PatchGrid &grid, const TensorRef &src, const TensorRef &dst) {
+  const int64_t p = grid.patch, k = grid.row_width(), rows = grid.batch * grid.out_h() * grid.out_w();
+  ops::LinearParams lp;
+  lp.in = k;
+  lp.out = dst.cols;
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {dst.cols, grid.channels, p, p}); // == (out, k) row-major
+  lp.weight = w.data;
+  lp.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
+  lp.bias = ctx.weights.get(prefix + ".bias", {dst.cols});
+  const TensorRef patches = new_tensor(ctx, name + ".patches", rows, k, dtype_of(ctx.precisions.embed));
+  Plan &plan = ctx.plan;
+  add_node(ctx, name + ".patchify", {src}, {patches}, [grid, &plan](const NodeArgs &io) {
+    const TensorView &from = io.in(0), &to = io.out(0);
+    ops::patchify(grid, from.data(), from.dtype() == DType::bf16, to.data(), to.dtype() == DType::bf16,
+                  plan.threads);
+  });
+  add_matmul_node(ctx, name, lp, patches, dst, false, false, ctx.precisions.embed);
+}
+
+void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
+                   const TensorRef &dst, float eps) {
+  const float *gamma = ctx.weights.get(prefix + ".weight", {src.cols});
+  const float *beta = ctx.weights.get(prefix + ".bias", {src.cols});
+  Plan &plan = ctx.plan;
+  if (dst.dtype() == DType::bf16) {
+    add_node(ctx, name, {src}, {dst}, [=, &plan](const NodeArgs &io) {
+      const TensorView &x = io.in(0), &y = io.out(0);
+      kernels::active().layernorm_bf16(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), gamma, beta, eps,
+                                       plan.threads);
+    }, Precision::bf16);
+    return;
+  }
+  add_node(ctx, name, {src}, {dst}, [=, &plan](const NodeArgs &io) {
+    const TensorView &x = io.in(0), &y = io.out(0);
+    kernels::active().layernorm(x.f32(), x.ld(), y.f32(), y.ld(), x.rows(), x.cols(), gamma, beta, eps,
+                                plan.threads);
+  });
+}
+
+void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorRef &x, int64_t hidden, float eps) {
+  const Precision gemm = ctx.precisions.gemm;
+  const TensorRef xn = new_tensor(ctx, block + ".norm2", x.rows, x.cols, dtype_of(gemm));
+  add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps);
+  if (x.rows >= ops::FusedMlp::kMinRows) {
+    Plan &plan = ctx.plan;
+    ops::LinearParams fc1 = linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true);
+    ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
+    fc1.precision = fc2.precision = gemm;
+    auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
+    ctx.note_side_bytes(ops::FusedMlp::chunk_bytes(hidden, gemm, plan.threads));
+    // out(0) is in(1), updated in place.
+    add_node(ctx, block, {xn, x}, {x}, [op](const NodeArgs &io) { op->run(io.in(0).data(), io.out(0).f32()); },
+             gemm);
+    return;
+  }
+  // fc1's GELU'd rows in fc2's dtype, GELU by the engine's kernel in both
+  // (see ops::FusedMlp): in bf16 fc1 writes f32 rows that gelu_bf16 rounds to
+  // bf16 in one pass, in fp32 add_matmul_node applies it in place.
+  const TensorRef hid = new_tensor(ctx, block + ".mlp.hidden", x.rows, hidden, dtype_of(gemm));
+  if (hid.dtype() == DType::bf16) {
+    Plan &plan = ctx.plan;
+    const TensorRef pre_gelu = new_tensor(ctx, block + ".mlp.fc1", x.rows, hidden);
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, pre_gelu);
+    add_node(ctx, block + ".mlp.gelu", {pre_gelu}, {hid}, [&plan](const NodeArgs &io) {
+      const TensorView &a = io.in(0), &y = io.out(0);
+      kernels::active().gelu_bf16(a.f32(), a.ld(), y.bf16(), y.ld(), a.rows(), a.cols(), plan.threads);
+    }, Precision::bf16);
+  } else {
+    add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, LinearEpilogue::then_gelu());
+  }
+  add_linear(ctx, block, block + ".mlp.fc2", hid, x, LinearEpilogue::into_residual());
+}
+
+void add_pool_and_head(BuildContext &ctx, const TensorRef &tokens) {
+  const PlanKey &key = ctx.plan.key;
+  if (!key.pooled && !key.logits) return;
+  const int64_t B = ctx.plan.batch, N = tokens.rows / B, C = tokens.cols;
+  const TensorRef pooled = new_tensor(ctx, "pooled", B, C);
+  add_node(ctx, "pool", {tokens}, {pooled}, [B, N, C](const NodeArgs &io) {
+    ops::mean_over_tokens(io.in(0).f32(), io.out(0).f32(), B, N, C);
+  });
+  if (key.pooled) {
+    ctx.plan.graph.mark_result(pooled);
+    ctx.plan.pooled = pooled;
+  }
+  if (!key.logits) return;
+  const TensorRef logits = new_tensor(ctx, "logits", B, ctx.cfg.num_classes);
+  add_linear(ctx, "head", "head", pooled, logits);
+  ctx.plan.graph.mark_result(logits);
+  ctx.plan.logits = logits;
+}
+
+} // namespace pola::models
