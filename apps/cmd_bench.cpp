@@ -99,6 +99,7 @@ struct Timing {
   std::vector<std::string> node_order;
   std::map<std::string, double> node_seconds; // median per run
   std::map<std::string, pola::Precision> node_precision;
+  std::map<std::string, std::string> node_outputs; // "f32 bf16": the dtypes the node writes
 };
 
 Timing time_model(pola::Model &model, const BenchArgs &a) {
@@ -116,6 +117,9 @@ Timing time_model(pola::Model &model, const BenchArgs &a) {
     if (runs.empty()) {
       t.node_order.push_back(n.name);
       t.node_precision[n.name] = n.precision;
+      std::string dtypes;
+      for (const pola::TensorView &v : n.outputs) dtypes += (dtypes.empty() ? "" : " ") + std::string(pola::dtype_name(v.dtype()));
+      t.node_outputs[n.name] = dtypes;
     }
     runs.push_back(s);
   };
@@ -228,7 +232,8 @@ void bench(const BenchArgs &a) {
         nlohmann::json nodes = nlohmann::json::array();
         for (const auto &n : tm.node_order)
           nodes.push_back({{"node", n}, {"ms", tm.node_seconds.at(n) * 1e3},
-                           {"precision", pola::precision_name(tm.node_precision.at(n))}});
+                           {"precision", pola::precision_name(tm.node_precision.at(n))},
+                           {"outputs", tm.node_outputs.at(n)}});
         return nodes;
       };
       j["profile"] = nodes_of(t);
@@ -260,8 +265,8 @@ void bench(const BenchArgs &a) {
     std::sort(top.rbegin(), top.rend());
     std::printf("\nslowest nodes (median ms per run, %s):\n", pola::precision_name(precision));
     for (size_t i = 0; i < std::min<size_t>(25, top.size()); ++i)
-      std::printf("  %-44s %8.3f  %s\n", top[i].second.c_str(), top[i].first * 1e3,
-                  pola::precision_name(t.node_precision.at(top[i].second)));
+      std::printf("  %-44s %8.3f  %s, writes %s\n", top[i].second.c_str(), top[i].first * 1e3,
+                  pola::precision_name(t.node_precision.at(top[i].second)), t.node_outputs.at(top[i].second).c_str());
   }
 }
 

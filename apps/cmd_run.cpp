@@ -95,7 +95,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_option("--output,-o", *output, "Output .npy of float32 logits (batch, classes)")->required();
   cmd->add_option("--threads,-t", *threads, "Worker threads (0 = all cores)")
       ->check(pola::app::whole_number_in(0, 1024));
-  cmd->add_option("--dump-dir", *dump, "Write every named intermediate as DIR/<node>.npy");
+  cmd->add_option("--dump-dir", *dump, "Write every node's outputs as float32 DIR/<node>.npy (a second output <node>.out1.npy; a tensor held in bf16 adds .bf16)");
   auto allow_nonfinite = std::make_shared<bool>(false);
   cmd->add_flag("--allow-nonfinite", *allow_nonfinite,
                 "Run inputs holding NaN or Inf, and write non-finite logits, instead of refusing them");
