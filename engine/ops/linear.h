@@ -1,7 +1,8 @@
 // y = x W^T + b on token rows, as a oneDNN matmul created once per plan.
-// Post-ops fuse the exact GELU (fc1) and the residual add (accumulate: the
-// result is added to what `dst` already holds). Weights are taken in the
-// layout the primitive prefers, packed once per model.
+// A sum post-op fuses the residual add (accumulate: the result is added to
+// what `dst` already holds); GELU is the engine's own kernel, run by the
+// node after the GEMM. Weights are taken in the layout the primitive
+// prefers, packed once per model.
 // In bf16 precision the source rows and the packed weights are bf16, the
 // products accumulate in fp32 and bias and the residual add are applied
 // to the fp32 result; dst is fp32 unless dst_bf16 (a GEMM reads it next).
