@@ -255,16 +255,9 @@ void Model::run(const float *input, int batch, float *logits, const NodeObserver
 
 void Model::run(const float *input, int batch, int64_t height, int64_t width, float *logits,
                 const NodeObserver *observer) {
-  PlanKey key;
-  key.batch = batch;
-  key.height = height;
-  key.width = width;
-  run_plan(input, key, observer, [&](const Plan &plan) {
-    std::memcpy(logits, plan.graph.result(plan.logits).f32(), sizeof(float) * batch * cfg_.num_classes);
-  });
-  if (!allow_nonfinite_)
-    refuse_nonfinite_output(input, int64_t(batch) * cfg_.in_chans * height * width, logits, batch,
-                            cfg_.num_classes, "logits");
+  Outputs out;
+  out.logits = logits;
+  run(input, batch, height, width, out, observer);
 }
 
 std::vector<Model::FeatureShape> Model::feature_shapes(int64_t height, int64_t width) const {
@@ -279,43 +272,57 @@ int64_t Model::pooled_size() const { return cfg_.stages.back().dim; }
 
 void Model::features(const float *input, int batch, int64_t height, int64_t width, float *const *stage_out,
                      float *pooled, const NodeObserver *observer) {
+  bool any_stage = false;
+  for (size_t i = 0; stage_out && i < cfg_.num_stages(); ++i) any_stage = any_stage || stage_out[i];
+  if (!any_stage && !pooled) throw InputError("features: no stage and no pooled output asked for");
+  Outputs out;
+  out.pooled = pooled;
+  out.stages = stage_out;
+  run(input, batch, height, width, out, observer);
+}
+
+void Model::run(const float *input, int batch, int64_t height, int64_t width, const Outputs &out,
+                const NodeObserver *observer) {
   PlanKey key;
   key.batch = batch;
   key.height = height;
   key.width = width;
-  key.logits = false;
-  key.pooled = pooled != nullptr;
+  key.logits = out.logits != nullptr;
+  key.pooled = out.pooled != nullptr;
   for (size_t i = 0; i < cfg_.num_stages(); ++i)
-    if (stage_out && stage_out[i]) key.stages |= 1u << i;
-  if (key.stages == 0 && !key.pooled) throw InputError("features: no stage and no pooled output asked for");
+    if (out.stages && out.stages[i]) key.stages |= 1u << i;
+  if (key.stages == 0 && !key.pooled && !key.logits) throw InputError("no output asked for");
   const std::vector<FeatureShape> shapes = feature_shapes(height, width);
   run_plan(input, key, observer, [&](const Plan &plan) {
+    if (key.logits)
+      std::memcpy(out.logits, plan.graph.result(plan.logits).f32(), sizeof(float) * batch * cfg_.num_classes);
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (!(key.stages & (1u << i))) continue;
       // Tokens (b, y*w + x, c) -> planes (b, c, y, x).
       const TensorView t = plan.graph.result(plan.stage_tokens[i]);
       const int64_t n = shapes[i].height * shapes[i].width, c = shapes[i].channels;
-      float *out = stage_out[i];
+      float *dst = out.stages[i];
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t tok = 0; tok < n; ++tok) {
           const float *row = t.f32() + (b * n + tok) * t.ld();
-          for (int64_t ch = 0; ch < c; ++ch) out[(b * c + ch) * n + tok] = row[ch];
+          for (int64_t ch = 0; ch < c; ++ch) dst[(b * c + ch) * n + tok] = row[ch];
         }
     }
     if (key.pooled) {
       const TensorView p = plan.graph.result(plan.pooled);
       for (int64_t b = 0; b < batch; ++b)
-        std::memcpy(pooled + b * pooled_size(), p.f32() + b * p.ld(), sizeof(float) * pooled_size());
+        std::memcpy(out.pooled + b * pooled_size(), p.f32() + b * p.ld(), sizeof(float) * pooled_size());
     }
   });
   if (allow_nonfinite_) return;
   const int64_t input_floats = int64_t(batch) * cfg_.in_chans * height * width;
+  if (key.logits) refuse_nonfinite_output(input, input_floats, out.logits, batch, cfg_.num_classes, "logits");
   for (size_t i = 0; i < shapes.size(); ++i)
     if (key.stages & (1u << i))
-      refuse_nonfinite_output(input, input_floats, stage_out[i], batch,
+      refuse_nonfinite_output(input, input_floats, out.stages[i], batch,
                               shapes[i].channels * shapes[i].height * shapes[i].width,
                               ("stage " + std::to_string(i + 1) + " features").c_str());
-  if (pooled) refuse_nonfinite_output(input, input_floats, pooled, batch, pooled_size(), "pooled embedding");
+  if (key.pooled) refuse_nonfinite_output(input, input_floats, out.pooled, batch, pooled_size(), "pooled embedding");
 }
 
 void Model::refuse_nonfinite_input(const float *input, int batch, int64_t height, int64_t width) const {

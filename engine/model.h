@@ -70,6 +70,16 @@ class Model {
   // pooled_size()). Stages after the last one needed are not built, nor is the head.
   void features(const float *input, int batch, int64_t height, int64_t width, float *const *stage_out,
                 float *pooled, const NodeObserver *observer = nullptr);
+  // Any mix of the outputs above from one plan, so a caller wanting logits
+  // and features pays for one pass: each pointer NULL (not computed) or room
+  // for batch rows; stages holds num_stages() pointers or is NULL.
+  struct Outputs {
+    float *logits = nullptr;
+    float *pooled = nullptr;
+    float *const *stages = nullptr;
+  };
+  void run(const float *input, int batch, int64_t height, int64_t width, const Outputs &out,
+           const NodeObserver *observer = nullptr);
 
   // Idle plans kept for reuse; beyond this the least recently used is freed.
   static constexpr size_t kIdlePlanCapacity = 4;

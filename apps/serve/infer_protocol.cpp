@@ -116,16 +116,6 @@ std::optional<bool> bool_parameter(const json &obj, const char *key, const std::
   return it->get<bool>();
 }
 
-// A library message without the C function it starts with ("pola_model_check_size: ..."):
-// an HTTP client called no C function, and every door gives the problem alike.
-std::string without_c_function(const std::string &message) {
-  const size_t colon = message.find(": ");
-  if (message.rfind("pola_", 0) == 0 && colon != std::string::npos &&
-      message.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == colon)
-    return message.substr(colon + 2);
-  return message;
-}
-
 std::vector<long long> parse_shape(const json &input, const polaformer::Model &model, int max_rows) {
   const auto shape = model.input_shape();
   const json &s = field(input, "shape", "inputs[0]");
@@ -143,7 +133,7 @@ std::vector<long long> parse_shape(const json &input, const polaformer::Model &m
   try {
     model.check_size(static_cast<int>(dims[2]), static_cast<int>(dims[3]));
   } catch (const polaformer::Error &e) {
-    bad("inputs[0].shape is " + shape_text(dims) + ": " + without_c_function(e.what()));
+    bad("inputs[0].shape is " + shape_text(dims) + ": " + e.what());
   }
   if (dims[0] < 1 || dims[0] > max_rows)
     bad("inputs[0].shape asks for " + std::to_string(dims[0]) + " images; one request holds 1.." +

@@ -141,16 +141,25 @@ pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, 
                                       const std::vector<float *> &logits, std::string &error, double &spent) {
   int rows = 0;
   for (int c : counts) rows += c;
-  return timed_call(rows, error, spent, [&] {
-    return pola_model_run_parts(model_.get(), static_cast<int>(counts.size()), inputs.data(), counts.data(),
-                                logits.data());
-  });
+  pola_run_options options = pola_run_options_default();
+  options.batch = 0;
+  options.parts = static_cast<int>(counts.size());
+  options.part_counts = counts.data();
+  std::vector<pola_run_output> outputs(counts.size(), pola_run_output_default());
+  for (size_t i = 0; i < counts.size(); ++i) outputs[i].logits = logits[i];
+  return timed_call(rows, error, spent, [&] { return pola_run(model_.get(), &options, inputs.data(), outputs.data()); });
 }
 
 pola_status ModelBatcher::sized_call(const float *input, int rows, int height, int width, float *logits,
                                      std::string &error, double &spent) {
-  return timed_call(rows, error, spent,
-                    [&] { return pola_model_run_sized(model_.get(), input, rows, height, width, logits); });
+  pola_run_options options = pola_run_options_default();
+  options.batch = rows;
+  options.height = height;
+  options.width = width;
+  pola_run_output output = pola_run_output_default();
+  output.logits = logits;
+  const float *inputs[1] = {input};
+  return timed_call(rows, error, spent, [&] { return pola_run(model_.get(), &options, inputs, &output); });
 }
 
 void ModelBatcher::record_call(int rows, double seconds) {
@@ -161,7 +170,7 @@ void ModelBatcher::record_call(int rows, double seconds) {
 }
 
 // Runs the jobs as one engine call, each job's images and logits its own part
-// (pola_model_run_parts); a lone job larger than max_batch runs in chunks of
+// (pola_run with parts); a lone job larger than max_batch runs in chunks of
 // max_batch. If a shared call fails, every job is run again on its own, so
 // one request's bad data (non-finite logits, say) is its own error and never
 // its neighbours'.

@@ -103,7 +103,7 @@ class ModelBatcher {
   void worker_loop();
   std::vector<Job> next_batch(std::unique_lock<std::mutex> &lock);
   void run(std::vector<Job> &jobs);
-  // One engine call over the parts (pola_model_run_parts); on failure the
+  // One engine call over the parts (pola_run with parts); on failure the
   // status, with the message in `error`.
   // The call's duration is added to `seconds`.
   pola_status engine_call(const std::vector<const float *> &inputs, const std::vector<int> &counts,

@@ -19,5 +19,5 @@ target_include_directories(pola_serve PUBLIC ${CMAKE_SOURCE_DIR}/engine/api/incl
                                              ${CMAKE_CURRENT_LIST_DIR}/../classify)
 target_link_libraries(pola_serve PUBLIC PkgConfig::POLA_HTTPLIB pola_class_ranking nlohmann_json::nlohmann_json
                                         Threads::Threads)
-target_compile_options(pola_serve PRIVATE -Wall -Wextra)
+target_compile_options(pola_serve PRIVATE -Wall -Wextra -Werror=deprecated-declarations)
 target_link_libraries(pola PRIVATE pola_serve polaformer_api_objects)

@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kMaxHeadDim = 1024; // bounds the per-call state (~33 * heads * 2 * d * d floats)
 
-[[noreturn]] void bad(const std::string &what) { throw pola::InputError("pola_attention: " + what); }
+[[noreturn]] void bad(const std::string &what) { throw pola::InputError(what); }
 
 // Byte range [first, end) of `rows` rows of `width` floats at stride ld;
 // rows == 0 is empty. Checks that the last element's index fits int64.
@@ -113,16 +113,16 @@ POLA_API pola_attention_args pola_default_attention_args(void) {
 }
 
 POLA_API pola_status pola_attention(const pola_attention_args *args) {
-  return guarded_call([&] {
-    require(args != nullptr, "pola_attention: args must not be NULL");
+  return guarded_call("pola_attention", [&] {
+    require(args != nullptr, "args must not be NULL");
     run_attention(*args);
   });
 }
 
 POLA_API float *pola_alloc_floats(size_t count) {
   float *p = nullptr;
-  const pola_status status = guarded_call([&] {
-    require(count > 0, "pola_alloc_floats: count must be >= 1");
+  const pola_status status = guarded_call("pola_alloc_floats", [&] {
+    require(count > 0, "count must be >= 1");
     p = pola::kernels::alloc_large_floats(count);
   });
   return status == POLA_OK ? p : nullptr;

@@ -1,4 +1,4 @@
-// Library-wide entry points: version, defaults, the last error.
+// Library-wide entry points: versions, defaults, the last error.
 #include "last_error.h"
 #include "polaformer/polaformer.h"
 
@@ -14,6 +14,10 @@ POLA_API pola_options pola_default_options(void) {
 
 POLA_API const char *pola_version(void) { return POLA_LIBRARY_VERSION; }
 
+POLA_API int pola_abi_version(void) { return POLA_ABI_VERSION; }
+
 POLA_API const char *pola_last_error(void) { return pola::api::last_error(); }
+
+POLA_API const char *pola_last_error_function(void) { return pola::api::last_error_function(); }
 
 } // extern "C"

@@ -17,7 +17,7 @@ namespace {
 
 std::vector<double> values_of(const double *values, int count, const char *field) {
   if (count < 1 || count > 4)
-    throw pola::InputError(std::string("pola_convert: options->") + field + " must hold 1 to 4 values (one per input " +
+    throw pola::InputError(std::string("options->") + field + " must hold 1 to 4 values (one per input " +
                            "channel), got " + std::to_string(count));
   return std::vector<double>(values, values + count);
 }
@@ -25,16 +25,16 @@ std::vector<double> values_of(const double *values, int count, const char *field
 // Option values the caller set, checked before any file is opened.
 pola::weights::MetadataOverrides overrides_from(const pola_convert_options &o) {
   pola::weights::MetadataOverrides m;
-  require(!(o.labels_file && o.class_names), "pola_convert: give options->labels_file or options->class_names, not both");
+  require(!(o.labels_file && o.class_names), "give options->labels_file or options->class_names, not both");
   if (o.labels_file) {
     m.class_names = pola::weights::read_labels_file(o.labels_file);
     m.class_names_file = o.labels_file;
   }
   if (o.class_names) {
-    require(o.num_class_names >= 0, "pola_convert: options->num_class_names must be >= 0");
+    require(o.num_class_names >= 0, "options->num_class_names must be >= 0");
     std::vector<std::string> names;
     for (int i = 0; i < o.num_class_names; ++i) {
-      require(o.class_names[i] != nullptr, "pola_convert: options->class_names holds a NULL name");
+      require(o.class_names[i] != nullptr, "options->class_names holds a NULL name");
       names.emplace_back(o.class_names[i]);
     }
     m.class_names = pola::weights::checked_class_names(names);
@@ -42,7 +42,7 @@ pola::weights::MetadataOverrides overrides_from(const pola_convert_options &o) {
   }
   if (o.mean) m.mean = values_of(o.mean, o.num_mean, "mean");
   if (o.std) m.std = values_of(o.std, o.num_std, "std");
-  require(o.resize >= 0 && o.crop >= 0, "pola_convert: options->resize and options->crop must be >= 0 (0 = keep)");
+  require(o.resize >= 0 && o.crop >= 0, "options->resize and options->crop must be >= 0 (0 = keep)");
   if (o.resize) m.resize = o.resize;
   if (o.crop) m.crop = o.crop;
   if (o.interpolation) {
@@ -74,9 +74,9 @@ POLA_API pola_convert_options pola_default_convert_options(void) {
 }
 
 POLA_API pola_status pola_convert(const char *checkpoint, const char *output, const pola_convert_options *options) {
-  return guarded_call([&] {
-    require(checkpoint && output, "pola_convert: checkpoint and output must not be NULL");
-    require(*checkpoint && *output, "pola_convert: checkpoint and output must not be empty");
+  return guarded_call("pola_convert", [&] {
+    require(checkpoint && output, "checkpoint and output must not be NULL");
+    require(*checkpoint && *output, "checkpoint and output must not be empty");
     const pola_convert_options o = options ? *options : pola_default_convert_options();
     // Before anything is read: an output naming an input would destroy it.
     std::vector<std::string> inputs{checkpoint};

@@ -1,6 +1,6 @@
-// Images that arrive in memory (encoded bytes or decoded pixels) and the
-// model's JSON self-description: what servers and language bindings need,
-// since they hold request bodies and arrays rather than files.
+// Preprocessing images from files, encoded bytes (servers hold request
+// bodies) or decoded pixels (bindings hold arrays), and the model's JSON
+// self-description.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -22,14 +22,13 @@ using pola::api::require;
 namespace {
 
 // Decoded 8-bit pixels as an image of the model's channels (PIL's convert), after checking the size.
-pola::preprocess::ImageU8 pixels_image(const unsigned char *pixels, int height, int width, int channels, int wanted,
-                                       const char *fn) {
+pola::preprocess::ImageU8 pixels_image(const unsigned char *pixels, int height, int width, int channels, int wanted) {
   if (channels < 1 || channels > 4)
-    throw pola::InputError(std::string(fn) + ": channels must be 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA)");
+    throw pola::InputError("channels must be 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA)");
   const pola::preprocess::DecodeLimits limits;
   if (height < 1 || width < 1 || height > limits.max_side || width > limits.max_side ||
       static_cast<int64_t>(height) * width > limits.max_pixels)
-    throw pola::InputError(std::string(fn) + ": image size " + std::to_string(height) + " x " + std::to_string(width) +
+    throw pola::InputError("image size " + std::to_string(height) + " x " + std::to_string(width) +
                            " is outside 1.." + std::to_string(limits.max_side) + " per side and " +
                            std::to_string(limits.max_pixels) + " pixels");
   pola::preprocess::ImageU8 img(width, height, channels);
@@ -45,51 +44,20 @@ pola::preprocess::ImageU8 load_image(const pola_image &image, int channels) {
     return pola::preprocess::decode_image_from_memory(static_cast<const uint8_t *>(image.data), image.size,
                                                       "image bytes", channels);
   }
-  require(image.pixels != nullptr, "pola_model_preprocess_batch: an image has neither path, data nor pixels");
-  return pixels_image(image.pixels, image.height, image.width, image.channels, channels, "pola_model_preprocess_batch");
-}
-
-void write_preprocessed(const pola_model *m, const pola::preprocess::ImageU8 &img, float *out) {
-  const std::vector<float> x = pola::preprocess::preprocess_image(img, image_spec_of(m));
-  if (static_cast<int64_t>(x.size()) != m->model->input_size()) // model_image_spec() guarantees this
-    throw std::logic_error("preprocessed size disagrees with the model input");
-  std::copy(x.begin(), x.end(), out);
+  require(image.pixels != nullptr, "an image has neither path, data nor pixels");
+  return pixels_image(image.pixels, image.height, image.width, image.channels, channels);
 }
 
 } // namespace
 
 extern "C" {
 
-POLA_API pola_status pola_model_preprocess_image_bytes(const pola_model *model, const void *data, size_t size,
-                                                       float *out) {
-  return guarded_call([&] {
-    require(model && data && out, "pola_model_preprocess_image_bytes: model, data and out must not be NULL");
-    require(size > 0, "pola_model_preprocess_image_bytes: the image is empty (0 bytes)");
-    const auto &spec = image_spec_of(model);
-    write_preprocessed(model,
-                       pola::preprocess::decode_image_from_memory(static_cast<const uint8_t *>(data), size,
-                                                                  "image bytes", spec.channels),
-                       out);
-  });
-}
-
-POLA_API pola_status pola_model_preprocess_pixels(const pola_model *model, const unsigned char *pixels, int height,
-                                                  int width, int channels, float *out) {
-  return guarded_call([&] {
-    require(model && pixels && out, "pola_model_preprocess_pixels: model, pixels and out must not be NULL");
-    write_preprocessed(model,
-                       pixels_image(pixels, height, width, channels, image_spec_of(model).channels,
-                                    "pola_model_preprocess_pixels"),
-                       out);
-  });
-}
-
 POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const pola_image *images, int count,
                                                  float *out, int *failed) {
   if (failed) *failed = -1;
-  return guarded_call([&] {
-    require(model && images && out, "pola_model_preprocess_batch: model, images and out must not be NULL");
-    if (count < 0) throw pola::InputError("pola_model_preprocess_batch: count must be >= 0, got " + std::to_string(count));
+  return guarded_call("pola_model_preprocess_batch", [&] {
+    require(model && images && out, "model, images and out must not be NULL");
+    if (count < 0) throw pola::InputError("count must be >= 0, got " + std::to_string(count));
     const auto &spec = image_spec_of(model);
     pola::preprocess::preprocess_batch(
         count, [&](int i) { return load_image(images[i], spec.channels); }, spec, model->model->threads(), out,
@@ -99,10 +67,10 @@ POLA_API pola_status pola_model_preprocess_batch(const pola_model *model, const 
 
 POLA_API const char *pola_model_info_json(const pola_model *model) {
   if (!model) {
-    pola::api::set_last_error("pola_model_info_json: model must not be NULL");
+    pola::api::set_last_error("pola_model_info_json", "model must not be NULL");
     return nullptr;
   }
-  const pola_status status = guarded_call([&] {
+  const pola_status status = guarded_call("pola_model_info_json", [&] {
     std::call_once(model->info_once,
                    [&] { model->info_json = pola::weights::model_summary(model->model->file()).dump(); });
   });

@@ -12,14 +12,14 @@ extern "C" {
 
 POLA_API pola_status pola_model_load(const char *path, const pola_options *options, pola_model **out) {
   if (out) *out = nullptr;
-  return guarded_call([&] {
-    require(out != nullptr, "pola_model_load: out must not be NULL");
-    require(path != nullptr, "pola_model_load: path must not be NULL");
+  return guarded_call("pola_model_load", [&] {
+    require(out != nullptr, "out must not be NULL");
+    require(path != nullptr, "path must not be NULL");
     const pola_options opt = options ? *options : pola_default_options();
-    require(opt.threads >= 0, "pola_model_load: options.threads must be >= 0 (0 = all cores)");
+    require(opt.threads >= 0, "options.threads must be >= 0 (0 = all cores)");
     require(opt.precision == POLA_PRECISION_FP32 || opt.precision == POLA_PRECISION_BF16 ||
                 opt.precision == POLA_PRECISION_AUTO,
-            "pola_model_load: options.precision must be POLA_PRECISION_FP32, _BF16 or _AUTO");
+            "options.precision must be POLA_PRECISION_FP32, _BF16 or _AUTO");
     auto handle = std::make_unique<pola_model>();
     handle->path = path;
     pola::ModelOptions mo;
@@ -42,8 +42,8 @@ POLA_API pola_status pola_model_load(const char *path, const pola_options *optio
 POLA_API void pola_model_free(pola_model *model) { delete model; }
 
 POLA_API pola_status pola_model_input_shape(const pola_model *model, int *channels, int *height, int *width) {
-  return guarded_call([&] {
-    require(model != nullptr, "pola_model_input_shape: model must not be NULL");
+  return guarded_call("pola_model_input_shape", [&] {
+    require(model != nullptr, "model must not be NULL");
     const auto &cfg = model->model->config();
     if (channels) *channels = cfg.in_chans;
     if (height) *height = cfg.img_size;

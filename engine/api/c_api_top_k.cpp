@@ -14,10 +14,10 @@ using pola::api::require;
 extern "C" {
 
 POLA_API pola_status pola_top_k(const float *logits, int classes, int k, int *index, double *probability) {
-  return guarded_call([&] {
-    require(logits != nullptr, "pola_top_k: logits must not be NULL");
-    require(classes >= 1, "pola_top_k: classes must be >= 1");
-    require(k >= 1, "pola_top_k: k must be >= 1");
+  return guarded_call("pola_top_k", [&] {
+    require(logits != nullptr, "logits must not be NULL");
+    require(classes >= 1, "classes must be >= 1");
+    require(k >= 1, "k must be >= 1");
     k = std::min(k, classes);
     // In double: the probabilities of unlikely classes keep their digits
     // instead of rounding to float's; the sum runs in index order, so the

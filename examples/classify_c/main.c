@@ -12,6 +12,7 @@
 #include <polaformer/polaformer.h>
 
 static int fail(pola_status status) {
+  /* pola_last_error() says what is wrong, not which call found it. */
   fprintf(stderr, "classify_c: %s\n", pola_last_error());
   return (int)status;
 }
@@ -25,6 +26,30 @@ static void softmax(float *x, int n) {
     if (x[i] > top) top = x[i];
   for (i = 0; i < n; ++i) sum += (x[i] = expf(x[i] - top));
   for (i = 0; i < n; ++i) x[i] = (float)(x[i] / sum);
+}
+
+/* The logits of one image file: preprocessed as the model prescribes, then
+ * run at the model's own size (pola_run's defaults: one image, logits). */
+static pola_status classify(pola_model *model, const char *path, float *logits) {
+  pola_image image = {0};
+  pola_run_options run = pola_run_options_default();
+  pola_run_output out = pola_run_output_default();
+  const float *inputs[1];
+  int c = 0, h = 0, w = 0;
+  float *x;
+  pola_status status = pola_model_input_shape(model, &c, &h, &w);
+  if (status != POLA_OK) return status;
+  x = malloc(sizeof(float) * (size_t)c * (size_t)h * (size_t)w);
+  if (!x) return POLA_ERROR_INTERNAL;
+  image.path = path;
+  status = pola_model_preprocess_batch(model, &image, 1, x, NULL);
+  if (status == POLA_OK) {
+    inputs[0] = x;
+    out.logits = logits;
+    status = pola_run(model, &run, inputs, &out);
+  }
+  free(x);
+  return status;
 }
 
 int main(int argc, char **argv) {
@@ -46,7 +71,7 @@ int main(int argc, char **argv) {
   if (status != POLA_OK) return fail(status);
   classes = pola_model_num_classes(model);
   probs = malloc(sizeof(float) * (size_t)classes);
-  status = probs ? pola_model_run_images(model, &image, 1, probs) : POLA_ERROR_INTERNAL;
+  status = probs ? classify(model, image, probs) : POLA_ERROR_INTERNAL;
   if (status != POLA_OK) {
     free(probs);
     pola_model_free(model);

@@ -54,13 +54,4 @@ void raise_input_error(const std::string &message, const py::dict &attributes) {
   throw py::error_already_set();
 }
 
-std::string library_error() {
-  std::string message = pola_last_error();
-  const size_t colon = message.find(": ");
-  if (message.rfind("pola_", 0) == 0 && colon != std::string::npos &&
-      message.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == colon)
-    message.erase(0, colon + 2);
-  return message;
-}
-
 } // namespace polaformer_py

@@ -22,10 +22,4 @@ void register_errors(pybind11::module_ &m);
 // results Model.classify still has when some images failed.
 [[noreturn]] void raise_input_error(const std::string &message, const pybind11::dict &attributes);
 
-// pola_last_error() for a Python user. The C API starts many messages with
-// its own function name ("pola_model_check_size: ..."), which a Python user
-// never called: it is left out, and the callers here name the method that
-// was called instead.
-std::string library_error();
-
 } // namespace polaformer_py

@@ -110,20 +110,10 @@ pola_image as_pola_image(const ImageSource &src) {
 }
 
 void preprocess_into(const pola_model *model, const ImageSource &src, float *out) {
-  pola_status status = POLA_OK;
-  switch (src.kind) {
-  case ImageSource::Kind::path:
-    status = pola_model_preprocess_image(model, src.path.c_str(), out);
-    break;
-  case ImageSource::Kind::bytes:
-    status = pola_model_preprocess_image_bytes(model, src.bytes.data(), src.bytes.size(), out);
-    break;
-  case ImageSource::Kind::pixels:
-    status = pola_model_preprocess_pixels(model, src.pixel_data, src.height, src.width, src.channels, out);
-    break;
-  }
+  const pola_image image = as_pola_image(src);
+  const pola_status status = pola_model_preprocess_batch(model, &image, 1, out, nullptr);
   if (status == POLA_OK) return;
-  const std::string message = src.label + ": " + library_error();
+  const std::string message = src.label + ": " + pola_last_error();
   if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
   throw polaformer::InternalError(message);
 }

@@ -59,18 +59,24 @@ py::dict model_features(PyModel &model, const py::object &x, const py::object &s
                       ", H, W) with N in 1..4096 (preprocessed images, NCHW)");
   const py::array_t<float, py::array::c_style> in = np.attr("require")(a, np.attr("float32"), py::make_tuple("C", "A"));
   const int n = static_cast<int>(in.shape(0)), h = static_cast<int>(in.shape(2)), w = static_cast<int>(in.shape(3));
-  if (pola_model_check_size(m, h, w) != POLA_OK) throw_input_error(std::string("Model.features: ") + library_error());
+  if (pola_model_check_size(m, h, w) != POLA_OK) throw_input_error(std::string("Model.features: ") + pola_last_error());
   const std::vector<int> wanted = stage_numbers(stages, pola_model_num_stages(m));
   if (wanted.empty() && !pooled) throw_input_error("Model.features: no stage and no pooled embedding asked for");
 
   py::dict out;
-  std::vector<float *> ptrs(static_cast<size_t>(pola_model_num_stages(m)), nullptr);
+  pola_run_options options = pola_run_options_default();
+  options.batch = n;
+  options.height = h;
+  options.width = w;
+  options.outputs = pooled ? POLA_OUTPUT_POOLED : 0u;
+  pola_run_output output = pola_run_output_default();
   for (int i : wanted) {
     int c = 0, fh = 0, fw = 0;
     if (pola_model_feature_shape(m, h, w, i - 1, &c, &fh, &fw) != POLA_OK)
-      throw_input_error(std::string("Model.features: ") + library_error());
+      throw_input_error(std::string("Model.features: ") + pola_last_error());
     py::array_t<float> f({n, c, fh, fw});
-    ptrs[static_cast<size_t>(i - 1)] = f.mutable_data();
+    options.stage_mask |= 1u << (i - 1);
+    output.stages[i - 1] = f.mutable_data();
     out[py::str("stage" + std::to_string(i))] = f;
   }
   py::array_t<float> pooled_array;
@@ -78,15 +84,15 @@ py::dict model_features(PyModel &model, const py::object &x, const py::object &s
     pooled_array = py::array_t<float>({n, pola_model_pooled_size(m)});
     out["pooled"] = pooled_array;
   }
-  float *pooled_ptr = pooled ? pooled_array.mutable_data() : nullptr;
-  const float *data = in.data();
+  output.pooled = pooled ? pooled_array.mutable_data() : nullptr;
+  const float *inputs[1] = {in.data()};
   pola_status status;
   {
     py::gil_scoped_release nogil;
-    status = pola_model_features(m, data, n, h, w, ptrs.data(), pooled_ptr);
+    status = pola_run(m, &options, inputs, &output);
   }
-  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.features: ") + library_error());
-  if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.features: ") + library_error());
+  if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.features: ") + pola_last_error());
+  if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.features: ") + pola_last_error());
   return out;
 }
 

@@ -1,5 +1,5 @@
-// Model.features: backbone feature maps at any input size (issue 21), over
-// pola_model_features (polaformer.h, "Any input size and backbone features").
+// Model.features: backbone feature maps at any input size (what a detection
+// or segmentation neck consumes), through pola_run's stage and pooled outputs.
 #pragma once
 
 #include <pybind11/pybind11.h>

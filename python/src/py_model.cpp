@@ -106,21 +106,31 @@ void PyModel::run_released(const char *caller, const float *input, int64_t count
   for (int64_t begin = 0; begin < count; begin += per_call) {
     const int n = static_cast<int>(std::min(per_call, count - begin));
     ProbeScope probe;
-    const pola_status status =
-        pola_model_run_sized(model_.get(), input + begin * per_image, n, height, width, logits + begin * classes);
+    pola_run_options options = pola_run_options_default();
+    options.batch = n;
+    options.height = height;
+    options.width = width;
+    pola_run_output output = pola_run_output_default();
+    output.logits = logits + begin * classes;
+    const float *inputs[1] = {input + begin * per_image};
+    const pola_status status = pola_run(model_.get(), &options, inputs, &output);
     if (status == POLA_OK) continue;
     // The engine numbers images within its call; say which images of the caller's batch those are.
     const int64_t first = first_image + begin;
     const std::string where = first == 0 ? "" : "images " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                                                     " (the engine counts from the first of them): ";
-    const std::string message = std::string(caller) + ": " + where + library_error();
+    const std::string message = std::string(caller) + ": " + where + pola_last_error();
     if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
     throw polaformer::InternalError(message);
   }
 }
 
 void PyModel::check_memory(const char *caller, int64_t count, int height, int width) {
-  const pola_status status = pola_model_check_memory(model_.get(), static_cast<int>(count), height, width);
+  pola_run_options options = pola_run_options_default();
+  options.batch = static_cast<int>(count);
+  options.height = height;
+  options.width = width;
+  const pola_status status = pola_run_check_memory(model_.get(), &options);
   if (status == POLA_OK) return;
   const std::string message = std::string(caller) + ": " + pola_last_error();
   if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
@@ -131,8 +141,12 @@ py::dict PyModel::memory_need(int batch, const py::object &height, const py::obj
   if (height.is_none() != width.is_none()) throw_input_error("Model.memory_need: give both height and width, or neither");
   const int h = height.is_none() ? shape_.height : height.cast<int>();
   const int w = width.is_none() ? shape_.width : width.cast<int>();
+  pola_run_options options = pola_run_options_default();
+  options.batch = batch;
+  options.height = h;
+  options.width = w;
   pola_memory_need need{};
-  const pola_status status = pola_model_memory_need(model_.get(), batch, h, w, &need);
+  const pola_status status = pola_run_memory_need(model_.get(), &options, &need);
   if (status == POLA_ERROR_INPUT) throw polaformer::InputError(std::string("Model.memory_need: ") + pola_last_error());
   if (status != POLA_OK) throw polaformer::InternalError(std::string("Model.memory_need: ") + pola_last_error());
   py::dict d;
@@ -154,7 +168,7 @@ py::array_t<float> PyModel::run(const py::object &x) {
                       " pixels, more than the engine takes");
   const int height = static_cast<int>(h), width = static_cast<int>(w);
   if (pola_model_check_size(model_.get(), height, width) != POLA_OK)
-    throw_input_error(std::string("Model.run: ") + library_error());
+    throw_input_error(std::string("Model.run: ") + pola_last_error());
   const int64_t classes = static_cast<int64_t>(classes_.size());
   const int64_t max_count = std::max<int64_t>(1, kMaxLogitsPerCall / std::max<int64_t>(1, classes));
   if (count > max_count) // e.g. a broadcast view: never allocate (or run) that many
@@ -206,14 +220,14 @@ std::vector<size_t> PyModel::preprocess_batch(const std::vector<ImageSource> &so
     const pola_status status = pola_model_preprocess_batch(model_.get(), images.data() + from, static_cast<int>(n - from),
                                                            x + from * per_image, &failed);
     if (status != POLA_OK && (status != POLA_ERROR_INPUT || failed < 0)) { // not one image's fault
-      const std::string message = std::string("Model.classify: ") + library_error();
+      const std::string message = std::string("Model.classify: ") + pola_last_error();
       if (status == POLA_ERROR_INPUT) throw polaformer::InputError(message);
       throw polaformer::InternalError(message);
     }
     const size_t good = status == POLA_OK ? n - from : static_cast<size_t>(failed);
     for (size_t j = from; j < from + good; ++j) written.push_back(begin + j);
     if (status == POLA_OK) break;
-    failures.emplace_back(begin + from + good, library_error());
+    failures.emplace_back(begin + from + good, pola_last_error());
     from += good + 1;
   }
   return written;

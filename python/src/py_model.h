@@ -27,7 +27,7 @@ class PyModel {
   pybind11::list classify(const pybind11::object &images, int top, int batch);
 
   // What a run of `batch` images of height x width (None: the model's own
-  // size) allocates and what is available, in bytes (pola_model_memory_need).
+  // size) allocates and what is available, in bytes (pola_run_memory_need).
   pybind11::dict memory_need(int batch, const pybind11::object &height, const pybind11::object &width);
 
   const std::string &path() const { return path_; }

@@ -70,7 +70,7 @@ def main():
         exported = [line.split()[-1] for line in sh(["nm", "-D", "--defined-only", shared]).splitlines()]
         stray = [s for s in exported if not s.startswith("pola_")]
         assert not stray, f"libpolaformer.so exports more than the C API: {stray[:10]}"
-        assert "pola_model_run" in exported, exported
+        assert "pola_run" in exported and "pola_abi_version" in exported, exported
         print(f"ok   installed to {prefix}; libpolaformer.so exports {len(exported)} symbols, all pola_*")
 
         model, photo = os.path.join(args.fixture, "model.pola"), os.path.join(args.fixture, "photo.png")

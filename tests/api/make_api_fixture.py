@@ -39,7 +39,7 @@ def main():
     import numpy as np
     photo = skimage.data.chelsea()  # 300 x 451 x 3
     skimage.io.imsave(os.path.join(out, "photo.png"), photo, check_contrast=False)
-    # The same pixels decoded, for pola_model_preprocess_pixels: HWC RGB, and
+    # The same pixels decoded, for pola_model_preprocess_batch's pixels: HWC RGB, and
     # RGBA with an arbitrary alpha that preparing must ignore (PIL drops it).
     photo.astype(np.uint8).tofile(os.path.join(out, "photo_rgb.u8"))
     alpha = np.random.default_rng(SEED).integers(0, 256, photo.shape[:2] + (1,), dtype=np.uint8)

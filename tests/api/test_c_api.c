@@ -33,7 +33,7 @@ static void test_load_errors(const char *dir) {
     CHECK(pola_model_load(fixture_path(dir, "model.pola"), &bad, &m) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "threads") != NULL);
   }
-  { /* precision (issue 19): fp32 by default, unknown values refused, auto resolved */
+  { /* precision: fp32 by default, unknown values refused, auto resolved */
     pola_options opt = pola_default_options();
     CHECK(opt.precision == POLA_PRECISION_FP32);
     opt.precision = 7;
@@ -97,7 +97,7 @@ static void test_run_matches_reference(pola_model *m, const char *dir) {
   float got[BATCH * CLASSES], one[CLASSES];
   double scale = 1, err;
   size_t i;
-  CHECK(pola_model_run(m, input, BATCH, got) == POLA_OK);
+  CHECK(t_run(m, input, BATCH, got) == POLA_OK);
   for (i = 0; i < BATCH * CLASSES; ++i)
     if (want[i] > scale || -want[i] > scale) scale = want[i] > 0 ? want[i] : -want[i];
   /* float32 engine vs float64 reference over a few thousand tokens: the
@@ -106,13 +106,13 @@ static void test_run_matches_reference(pola_model *m, const char *dir) {
   printf("run vs reference: max |diff| %.3g (scale %.3g)\n", err, scale);
   CHECK(err <= 1e-4 * scale);
   /* image 2 alone gives the same logits as inside the batch */
-  CHECK(pola_model_run(m, input + 2 * per_image, 1, one) == POLA_OK);
+  CHECK(t_run(m, input + 2 * per_image, 1, one) == POLA_OK);
   CHECK(max_abs_diff(one, got + 2 * CLASSES, CLASSES) <= 1e-4 * scale);
 
-  CHECK(pola_model_run(m, input, 0, got) == POLA_ERROR_INPUT);
+  CHECK(t_run(m, input, 0, got) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "batch") != NULL);
-  CHECK(pola_model_run(m, NULL, 1, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_run(NULL, input, 1, got) == POLA_ERROR_INPUT);
+  CHECK(t_run(m, NULL, 1, got) == POLA_ERROR_INPUT);
+  CHECK(t_run(NULL, input, 1, got) == POLA_ERROR_INPUT);
   free(input);
   free(want);
 }
@@ -129,20 +129,20 @@ static void test_images(pola_model *m, const char *dir) {
   two[0] = photo;
   two[1] = photo;
 
-  CHECK(pola_model_preprocess_image(m, photo, x) == POLA_OK);
-  CHECK(pola_model_run(m, x, 1, from_array) == POLA_OK);
-  CHECK(pola_model_run_images(m, two, 2, from_files) == POLA_OK);
+  CHECK(t_preprocess_image(m, photo, x) == POLA_OK);
+  CHECK(t_run(m, x, 1, from_array) == POLA_OK);
+  CHECK(t_run_images(m, two, 2, from_files) == POLA_OK);
   /* preprocessing then running equals running the file, for every batch slot */
   CHECK(max_abs_diff(from_array, from_files, CLASSES) <= 1e-5);
   CHECK(max_abs_diff(from_array, from_files + CLASSES, CLASSES) <= 1e-5);
 
   two[1] = missing;
-  CHECK(pola_model_run_images(m, two, 2, from_files) == POLA_ERROR_INPUT);
+  CHECK(t_run_images(m, two, 2, from_files) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "no_such_image.png") != NULL);
-  CHECK(pola_model_preprocess_image(m, text, x) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_image(m, text, x) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "not_a_model.txt") != NULL);
-  CHECK(pola_model_run_images(m, two, 0, from_files) == POLA_ERROR_INPUT);
-  CHECK(pola_model_run_images(m, NULL, 1, from_files) == POLA_ERROR_INPUT);
+  CHECK(t_run_images(m, two, 0, from_files) == POLA_ERROR_INPUT);
+  CHECK(t_run_images(m, NULL, 1, from_files) == POLA_ERROR_INPUT);
   free(x);
 }
 
@@ -178,28 +178,28 @@ static void test_images_in_memory(pola_model *m, const char *dir) {
   unsigned char *rgba = read_bytes(fixture_path(dir, "photo_rgba.u8"), &rgba_size);
   unsigned char *text = read_bytes(fixture_path(dir, "not_a_model.txt"), &text_size);
   CHECK(rgb_size == (size_t)PHOTO_H * PHOTO_W * 3 && rgba_size == (size_t)PHOTO_H * PHOTO_W * 4);
-  CHECK(pola_model_preprocess_image(m, fixture_path(dir, "photo.png"), want) == POLA_OK);
+  CHECK(t_preprocess_image(m, fixture_path(dir, "photo.png"), want) == POLA_OK);
 
-  CHECK(pola_model_preprocess_image_bytes(m, png, png_size, got) == POLA_OK);
+  CHECK(t_preprocess_bytes(m, png, png_size, got) == POLA_OK);
   CHECK(max_abs_diff(want, got, per_image) == 0);
-  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_OK);
+  CHECK(t_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_OK);
   CHECK(max_abs_diff(want, got, per_image) == 0);
-  CHECK(pola_model_preprocess_pixels(m, rgba, PHOTO_H, PHOTO_W, 4, got) == POLA_OK);
+  CHECK(t_preprocess_pixels(m, rgba, PHOTO_H, PHOTO_W, 4, got) == POLA_OK);
   CHECK(max_abs_diff(want, got, per_image) == 0);
   /* the wrong geometry gives another image, not the same one */
-  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_W, PHOTO_H, 3, got) == POLA_OK);
+  CHECK(t_preprocess_pixels(m, rgb, PHOTO_W, PHOTO_H, 3, got) == POLA_OK);
   CHECK(max_abs_diff(want, got, per_image) > 0.1);
 
-  CHECK(pola_model_preprocess_image_bytes(m, text, text_size, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_bytes(m, text, text_size, got) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "image bytes") != NULL);
-  CHECK(pola_model_preprocess_image_bytes(m, png, png_size / 2, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_preprocess_image_bytes(m, png, 0, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_preprocess_image_bytes(m, NULL, 10, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 5, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_bytes(m, png, png_size / 2, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_bytes(m, png, 0, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_bytes(m, NULL, 10, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_pixels(m, rgb, PHOTO_H, PHOTO_W, 5, got) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "channels") != NULL);
-  CHECK(pola_model_preprocess_pixels(m, rgb, 0, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_preprocess_pixels(m, rgb, 1 << 30, 1 << 30, 3, got) == POLA_ERROR_INPUT);
-  CHECK(pola_model_preprocess_pixels(NULL, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_pixels(m, rgb, 0, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_pixels(m, rgb, 1 << 30, 1 << 30, 3, got) == POLA_ERROR_INPUT);
+  CHECK(t_preprocess_pixels(NULL, rgb, PHOTO_H, PHOTO_W, 3, got) == POLA_ERROR_INPUT);
 
   { /* the batch decoder: each kind of image as alone; the lowest failing image is named */
     float *batch = (float *)malloc(5 * per_image * sizeof(float));
@@ -269,7 +269,7 @@ static void test_keeps_caller_openmp_setting(pola_model *m, const char *dir) {
   float *input = read_floats(fixture_path(dir, "input.f32"), per_image);
   float logits[CLASSES];
   omp_set_num_threads(3);
-  CHECK(pola_model_run(m, input, 1, logits) == POLA_OK);
+  CHECK(t_run(m, input, 1, logits) == POLA_OK);
   CHECK(omp_get_max_threads() == 3);
   free(input);
 }

@@ -27,9 +27,9 @@ static int logits_count(int job) { return job == 4 ? FIXTURE_IMAGES * CLASSES : 
 
 static pola_status run_job(int job, float *logits) {
   const char *photo = g_photo;
-  if (job <= 3) return pola_model_run(g_model, g_input + (size_t)job * PER_IMAGE, 1, logits);
-  if (job == 4) return pola_model_run(g_model, g_input, FIXTURE_IMAGES, logits);
-  return pola_model_run_images(g_model, &photo, 1, logits);
+  if (job <= 3) return t_run(g_model, g_input + (size_t)job * PER_IMAGE, 1, logits);
+  if (job == 4) return t_run(g_model, g_input, FIXTURE_IMAGES, logits);
+  return t_run_images(g_model, &photo, 1, logits);
 }
 
 static void *worker(void *arg) {

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   const auto shape = model.input_shape();
   CHECK(shape.channels == 3 && shape.height == 72 && shape.width == 72 && shape.floats() == 3 * 72 * 72);
   CHECK(model.num_classes() == 21);
-  CHECK(model.precision() == "fp32"); // the default (issue 19)
+  CHECK(model.precision() == "fp32"); // the default
   CHECK(model.threads() == 1);
   CHECK(model.class_names().size() == 21 && model.class_name(3) == "class_3");
   CHECK(thrown<polaformer::InputError>([&] { model.class_name(21); }).find("21") != std::string::npos);
@@ -72,7 +72,12 @@ int main(int argc, char **argv) {
   const auto logits = model.run(input);
   CHECK(logits.size() == 3 * 21u);
   std::vector<float> via_c(3 * 21);
-  CHECK(pola_model_run(model.get(), input.data(), 3, via_c.data()) == POLA_OK);
+  pola_run_options options = pola_run_options_default();
+  options.batch = 3;
+  pola_run_output output = pola_run_output_default();
+  output.logits = via_c.data();
+  const float *inputs[1] = {input.data()};
+  CHECK(pola_run(model.get(), &options, inputs, &output) == POLA_OK);
   CHECK(logits == via_c);
   CHECK(thrown<polaformer::InputError>([&] { model.run(std::vector<float>(5)); }).find("multiple") !=
         std::string::npos);

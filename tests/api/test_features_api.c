@@ -78,12 +78,12 @@ int main(int argc, char **argv) {
   CHECK(pola_model_check_size(m, H, W) == POLA_OK);
   CHECK(pola_model_check_size(m, 66, W) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "height 64 or 72") != NULL);
-  CHECK(pola_model_run_sized(m, input, BATCH, 66, W, logits) == POLA_ERROR_INPUT);
+  CHECK(t_run_sized(m, input, BATCH, 66, W, logits) == POLA_ERROR_INPUT);
   CHECK(pola_model_feature_shape(m, H, W, STAGES, &c, &h, &w) == POLA_ERROR_INPUT);
-  CHECK(pola_model_features(m, input, BATCH, H, W, NULL, NULL) == POLA_ERROR_INPUT);
+  CHECK(t_features(m, input, BATCH, H, W, NULL, NULL) == POLA_ERROR_INPUT);
 
   /* Logits at 64 x 96. */
-  CHECK(pola_model_run_sized(m, input, BATCH, H, W, logits) == POLA_OK);
+  CHECK(t_run_sized(m, input, BATCH, H, W, logits) == POLA_OK);
   CHECK(close_to(logits, ref_logits, BATCH * 21, "logits at 64x96"));
 
   /* Stages 1 and 3 only (caller buffers), then everything with the pooled embedding. */
@@ -93,12 +93,12 @@ int main(int argc, char **argv) {
     for (i = 0; i < STAGES; ++i) out[i][0] = sentinel;
     some[0] = out[0];
     some[2] = out[2];
-    CHECK(pola_model_features(m, input, BATCH, H, W, some, NULL) == POLA_OK);
+    CHECK(t_features(m, input, BATCH, H, W, some, NULL) == POLA_OK);
     CHECK(close_to(out[0], ref_stage[0], floats[0], "stage 1 alone"));
     CHECK(close_to(out[2], ref_stage[2], floats[2], "stage 3 alone"));
     CHECK(out[1][0] == sentinel && out[3][0] == sentinel); /* not asked, not touched */
   }
-  CHECK(pola_model_features(m, input, BATCH, H, W, out, pooled) == POLA_OK);
+  CHECK(t_features(m, input, BATCH, H, W, out, pooled) == POLA_OK);
   for (i = 0; i < STAGES; ++i) {
     char what[32];
     snprintf(what, sizeof what, "stage %d", i + 1);
@@ -112,10 +112,10 @@ int main(int argc, char **argv) {
     const float *x = input;
     float *native_input = NULL;
     if (i % 2) {
-      CHECK(pola_model_run_sized(m, x, BATCH, H, W, logits) == POLA_OK);
+      CHECK(t_run_sized(m, x, BATCH, H, W, logits) == POLA_OK);
     } else {
       native_input = (float *)calloc((size_t)BATCH * 3 * 72 * 72, sizeof(float));
-      CHECK(pola_model_run(m, native_input, BATCH, logits) == POLA_OK); /* 72 x 72, the model's own */
+      CHECK(t_run(m, native_input, BATCH, logits) == POLA_OK); /* 72 x 72, the model's own */
       free(native_input);
     }
   }
@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
   for (i = 1; i <= 6; ++i) {
     const int side = 8 * (i + 8); /* 72, 80, ..., 112 wide */
     float *x = (float *)calloc((size_t)3 * H * side, sizeof(float));
-    CHECK(pola_model_run_sized(m, x, 1, H, side, logits) == POLA_OK);
+    CHECK(t_run_sized(m, x, 1, H, side, logits) == POLA_OK);
     free(x);
   }
   CHECK(pola_model_plan_cache_stats(m, &s2) == POLA_OK);

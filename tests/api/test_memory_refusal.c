@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
   want = calloc((size_t)MANY * classes, sizeof(float));
   for (i = 0; i < (int)(per_image * 4 * 64); ++i) small[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
   /* Reference logits without any limit (their plans are then cached: the later runs use other shapes). */
-  CHECK(pola_model_run_sized(m, small, 2, 256, 256, want) == POLA_OK);
+  CHECK(t_run_sized(m, small, 2, 256, 256, want) == POLA_OK);
 
   CHECK(setenv("POLA_MEMORY_LIMIT_BYTES", LIMIT_TEXT, 1) == 0);
   /* Zero pages, never written: reading them costs no resident memory. */
@@ -75,28 +75,28 @@ int main(int argc, char **argv) {
   stage1 = calloc((size_t)32 * (BIG / 4) * (BIG / 4), sizeof(float));
 
   before = peak_rss_kib();
-  CHECK(pola_model_run_sized(m, big, 1, BIG, BIG, logits) == POLA_ERROR_INPUT);
+  CHECK(t_run_sized(m, big, 1, BIG, BIG, logits) == POLA_ERROR_INPUT);
   CHECK(names_need_and_available(pola_last_error(), "a batch of 1 image of 2048x2048"));
   CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
-  fprintf(stderr, "pola_model_run_sized: %s\n", pola_last_error());
+  fprintf(stderr, "pola_run: %s\n", pola_last_error());
 
   before = peak_rss_kib();
   {
     float *stages[4] = {stage1, NULL, NULL, NULL};
-    CHECK(pola_model_features(m, big, 1, BIG, BIG, stages, NULL) == POLA_ERROR_INPUT);
+    CHECK(t_features(m, big, 1, BIG, BIG, stages, NULL) == POLA_ERROR_INPUT);
     CHECK(names_need_and_available(pola_last_error(), "2048x2048"));
   }
   CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
 
   before = peak_rss_kib();
-  CHECK(pola_model_run(m, many, MANY, logits) == POLA_ERROR_INPUT);
+  CHECK(t_run(m, many, MANY, logits) == POLA_ERROR_INPUT);
   CHECK(names_need_and_available(pola_last_error(), "a batch of 4096 images of 32x32"));
   CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
 
   /* Image files: refused before any is decoded. */
   for (i = 0; i < MANY; ++i) paths[i] = sample;
   before = peak_rss_kib();
-  CHECK(pola_model_run_images(m, paths, MANY, logits) == POLA_ERROR_INPUT);
+  CHECK(t_run_images(m, paths, MANY, logits) == POLA_ERROR_INPUT);
   CHECK(names_need_and_available(pola_last_error(), "a batch of 4096 images of 32x32"));
   CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
 
@@ -109,19 +109,19 @@ int main(int argc, char **argv) {
     outs[0] = logits;
     outs[1] = logits + (size_t)classes * (MANY / 2);
     before = peak_rss_kib();
-    CHECK(pola_model_run_parts(m, 2, inputs, counts, outs) == POLA_ERROR_INPUT);
+    CHECK(t_run_parts(m, 2, inputs, counts, outs) == POLA_ERROR_INPUT);
     CHECK(names_need_and_available(pola_last_error(), "a batch of 4096 images of 32x32"));
     CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
   }
 
   /* What fits under the limit still runs, and gives the same logits. */
-  CHECK(pola_model_run_sized(m, small, 4, 256, 256, logits) == POLA_OK);
+  CHECK(t_run_sized(m, small, 4, 256, 256, logits) == POLA_OK);
   CHECK(max_abs_diff(logits, want, (size_t)2 * classes) < 1e-4); /* another batch size: float rounding only */
-  CHECK(pola_model_run(m, small, 64, logits) == POLA_OK);
+  CHECK(t_run(m, small, 64, logits) == POLA_OK);
 
   /* A limit that is not a number is named, not ignored. */
   CHECK(setenv("POLA_MEMORY_LIMIT_BYTES", "64M", 1) == 0);
-  CHECK(pola_model_run_sized(m, small, 1, 128, 128, logits) == POLA_ERROR_INPUT);
+  CHECK(t_run_sized(m, small, 1, 128, 128, logits) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "POLA_MEMORY_LIMIT_BYTES='64M' is not a number of bytes") != NULL);
 
   /* The need and the check, as a server uses them before allocating a request's images. */
@@ -130,27 +130,27 @@ int main(int argc, char **argv) {
     pola_memory_need need;
     char text[32];
     memset(&need, 0, sizeof need);
-    CHECK(pola_model_memory_need(m, 1, BIG, BIG, &need) == POLA_OK);
+    CHECK(t_memory_need(m, 1, BIG, BIG, &need) == POLA_OK);
     CHECK(need.inputs == sizeof(float) * BIG * BIG);
     CHECK(need.outputs == sizeof(float) * (size_t)classes);
     CHECK(need.total == need.working + need.inputs + need.outputs);
     CHECK(need.working > (size_t)200 << 20); /* the plan's arena and tables at 2048x2048 */
     CHECK(need.available == (size_t)64 << 20);
     before = peak_rss_kib();
-    CHECK(pola_model_check_memory(m, 1, BIG, BIG) == POLA_ERROR_INPUT);
+    CHECK(t_check_memory(m, 1, BIG, BIG) == POLA_ERROR_INPUT);
     CHECK(names_need_and_available(pola_last_error(), "a batch of 1 image of 2048x2048"));
     CHECK(peak_rss_kib() - before < kMaxGrowthKiB);
     /* The check is exact: the total fits a limit of the total, not one byte less. */
     snprintf(text, sizeof text, "%lu", (unsigned long)need.total);
     CHECK(setenv("POLA_MEMORY_LIMIT_BYTES", text, 1) == 0);
-    CHECK(pola_model_check_memory(m, 1, BIG, BIG) == POLA_OK);
+    CHECK(t_check_memory(m, 1, BIG, BIG) == POLA_OK);
     snprintf(text, sizeof text, "%lu", (unsigned long)need.total - 1);
     CHECK(setenv("POLA_MEMORY_LIMIT_BYTES", text, 1) == 0);
-    CHECK(pola_model_check_memory(m, 1, BIG, BIG) == POLA_ERROR_INPUT);
-    CHECK(pola_model_memory_need(m, 0, 32, 32, &need) == POLA_ERROR_INPUT);
-    CHECK(pola_model_check_memory(m, 1, 100, 100) == POLA_ERROR_INPUT);
+    CHECK(t_check_memory(m, 1, BIG, BIG) == POLA_ERROR_INPUT);
+    CHECK(t_memory_need(m, 0, 32, 32, &need) == POLA_ERROR_INPUT);
+    CHECK(t_check_memory(m, 1, 100, 100) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "100x100") != NULL);
-    CHECK(pola_model_memory_need(NULL, 1, 32, 32, &need) == POLA_ERROR_INPUT);
+    CHECK(t_memory_need(NULL, 1, 32, 32, &need) == POLA_ERROR_INPUT);
   }
 
   free(small);

@@ -1,6 +1,6 @@
-/* pola_model_run_parts (issue 22): several callers' image arrays as one
+/* pola_run with parts: several callers' image arrays as one
  * engine call. With the shipped Fashion-MNIST model: parts of 1, 2 and 3
- * images give, part by part, exactly the logits of one pola_model_run over
+ * images give, part by part, exactly the logits of one run over
  * the six images concatenated; argument errors name the argument and write
  * no logits.
  *
@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   all = malloc(sizeof(float) * per_image * TOTAL);
   want = malloc(sizeof(float) * classes * TOTAL);
   for (i = 0; i < (int)(per_image * TOTAL); ++i) all[i] = (float)sin(0.37 * i) * 1.5f;
-  CHECK(pola_model_run(m, all, TOTAL, want) == POLA_OK);
+  CHECK(t_run(m, all, TOTAL, want) == POLA_OK);
 
   {
     int at = 0;
@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
       at += counts[i];
     }
   }
-  CHECK(pola_model_run_parts(m, PARTS, (const float *const *)part_in, counts, part_out) == POLA_OK);
+  CHECK(t_run_parts(m, PARTS, (const float *const *)part_in, counts, part_out) == POLA_OK);
   {
     int at = 0;
     for (i = 0; i < PARTS; ++i) {
@@ -57,26 +57,26 @@ int main(int argc, char **argv) {
   for (j = 0; j < classes; ++j) part_out[0][j] = -7.0f;
   {
     const int zero[PARTS] = {1, 0, 3};
-    CHECK(pola_model_run_parts(m, PARTS, (const float *const *)part_in, zero, part_out) == POLA_ERROR_INPUT);
+    CHECK(t_run_parts(m, PARTS, (const float *const *)part_in, zero, part_out) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "counts[1]") != NULL);
   }
   {
     const int huge[PARTS] = {1, 4096, 1};
-    CHECK(pola_model_run_parts(m, PARTS, (const float *const *)part_in, huge, part_out) == POLA_ERROR_INPUT);
+    CHECK(t_run_parts(m, PARTS, (const float *const *)part_in, huge, part_out) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "4096") != NULL);
   }
   {
     float *missing_in[PARTS] = {part_in[0], NULL, part_in[2]};
-    CHECK(pola_model_run_parts(m, PARTS, (const float *const *)missing_in, counts, part_out) == POLA_ERROR_INPUT);
+    CHECK(t_run_parts(m, PARTS, (const float *const *)missing_in, counts, part_out) == POLA_ERROR_INPUT);
     CHECK(strstr(pola_last_error(), "inputs[1]") != NULL);
   }
-  CHECK(pola_model_run_parts(m, 0, (const float *const *)part_in, counts, part_out) == POLA_ERROR_INPUT);
+  CHECK(t_run_parts(m, 0, (const float *const *)part_in, counts, part_out) == POLA_ERROR_INPUT);
   CHECK(strstr(pola_last_error(), "parts") != NULL);
-  CHECK(pola_model_run_parts(m, PARTS, NULL, counts, part_out) == POLA_ERROR_INPUT);
+  CHECK(t_run_parts(m, PARTS, NULL, counts, part_out) == POLA_ERROR_INPUT);
   {
     /* A non-finite input is refused for the whole call, and no part is written. */
     part_in[2][5] = NAN;
-    CHECK(pola_model_run_parts(m, PARTS, (const float *const *)part_in, counts, part_out) == POLA_ERROR_INPUT);
+    CHECK(t_run_parts(m, PARTS, (const float *const *)part_in, counts, part_out) == POLA_ERROR_INPUT);
   }
   for (j = 0; j < classes; ++j) CHECK(part_out[0][j] == -7.0f);
 
@@ -88,6 +88,6 @@ int main(int argc, char **argv) {
   free(want);
   pola_model_free(m);
   if (g_failures) fprintf(stderr, "%d checks failed\n", g_failures);
-  else printf("pola_model_run_parts: OK\n");
+  else printf("pola_run with parts: OK\n");
   return g_failures ? 1 : 0;
 }

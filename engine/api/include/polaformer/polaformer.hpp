@@ -1,7 +1,7 @@
 // polaformer.hpp: a header-only C++ face over the C API (polaformer.h).
 //
 //     polaformer::Model model("model.pola");
-//     std::vector<float> logits = model.run_images({"cat.jpg"});
+//     std::vector<float> logits = model.run_images({"cat.jpg"});   // or model.run(floats)
 //     auto best = polaformer::top_k(logits, 5);   // (index, probability)
 //     std::cout << model.class_name(best[0].first) << "\n";
 //
@@ -49,6 +49,9 @@ inline void check(pola_status status) {
 }
 
 inline std::string version() { return pola_version(); }
+
+// The ABI the library implements; POLA_ABI_VERSION is the header's.
+inline int abi_version() { return pola_abi_version(); }
 
 struct InputShape {
   int channels = 0, height = 0, width = 0;
@@ -104,38 +107,67 @@ class Model {
                        std::to_string(per_image) + " (channels x height x width)");
     const int batch = static_cast<int>(input.size() / per_image);
     std::vector<float> logits(static_cast<size_t>(batch) * num_classes());
-    check(pola_model_run(handle_, input.data(), batch, logits.data()));
+    pola_run_options options = pola_run_options_default();
+    options.batch = batch;
+    run(options, input.data(), logits.data());
     return logits;
+  }
+
+  // The one run call (pola_run) on caller-provided memory: one part of
+  // options.batch images at `input`, written where `output` says.
+  void run(const pola_run_options &options, const float *input, const pola_run_output &output) {
+    const float *inputs[1] = {input};
+    check(pola_run(handle_, &options, inputs, &output));
+  }
+  // Its logits-only form: options.outputs should be POLA_OUTPUT_LOGITS.
+  void run(const pola_run_options &options, const float *input, float *logits) {
+    pola_run_output output = pola_run_output_default();
+    output.logits = logits;
+    run(options, input, output);
+  }
+  // Several parts as one batch (pola_run with options.parts and
+  // options.part_counts): inputs[i] and outputs[i] per part.
+  void run_parts(const pola_run_options &options, const float *const *inputs, const pola_run_output *outputs) {
+    check(pola_run(handle_, &options, inputs, outputs));
   }
 
   // One preprocessed image (channels x height x width floats) from a file.
   std::vector<float> preprocess_image(const std::string &path) const {
-    std::vector<float> x(input_shape().floats());
-    check(pola_model_preprocess_image(handle_, path.c_str(), x.data()));
-    return x;
+    pola_image image{};
+    image.path = path.c_str();
+    return preprocess_one(image);
   }
 
   // Logits (paths.size() x num_classes) of image files, run as one batch.
   std::vector<float> run_images(const std::vector<std::string> &paths) {
-    std::vector<const char *> c_paths;
-    for (const auto &p : paths) c_paths.push_back(p.c_str());
+    pola_run_options options = pola_run_options_default();
+    options.batch = static_cast<int>(paths.size());
+    check(pola_run_check_memory(handle_, &options));  // before the images are decoded
+    std::vector<pola_image> images(paths.size(), pola_image{});
+    for (size_t i = 0; i < paths.size(); ++i) images[i].path = paths[i].c_str();
+    std::vector<float> x(paths.size() * input_shape().floats());
+    check(pola_model_preprocess_batch(handle_, images.data(), options.batch, x.data(), nullptr));
     std::vector<float> logits(paths.size() * static_cast<size_t>(num_classes()));
-    check(pola_model_run_images(handle_, c_paths.data(), static_cast<int>(c_paths.size()), logits.data()));
+    run(options, x.data(), logits.data());
     return logits;
   }
 
   // One preprocessed image from an encoded image held in memory.
   std::vector<float> preprocess_image_bytes(const void *data, size_t size) const {
-    std::vector<float> x(input_shape().floats());
-    check(pola_model_preprocess_image_bytes(handle_, data, size, x.data()));
-    return x;
+    pola_image image{};
+    image.data = data;
+    image.size = size;
+    return preprocess_one(image);
   }
 
   // One preprocessed image from HWC 8-bit pixels (channels 1-4).
   std::vector<float> preprocess_pixels(const unsigned char *pixels, int height, int width, int channels) const {
-    std::vector<float> x(input_shape().floats());
-    check(pola_model_preprocess_pixels(handle_, pixels, height, width, channels, x.data()));
-    return x;
+    pola_image image{};
+    image.pixels = pixels;
+    image.height = height;
+    image.width = width;
+    image.channels = channels;
+    return preprocess_one(image);
   }
 
   // The model's description (what `pola info --json` prints), as JSON text.
@@ -145,15 +177,20 @@ class Model {
     return json;
   }
 
-  // ---- issue 22: one engine call for several callers' images ----
-  // Part i: counts[i] images at inputs[i], logits written to logits[i]
-  // (counts[i] x num_classes floats); see pola_model_run_parts.
+  // Several callers' images as one engine call (a server's batch): part i
+  // holds counts[i] images at inputs[i] and gets its logits at logits[i]
+  // (counts[i] x num_classes floats).
   void run_parts(const std::vector<const float *> &inputs, const std::vector<int> &counts,
                  const std::vector<float *> &logits) {
     if (inputs.size() != counts.size() || logits.size() != counts.size())
       throw InputError("run_parts: inputs, counts and logits must have one entry per part");
-    check(pola_model_run_parts(handle_, static_cast<int>(counts.size()), inputs.data(), counts.data(),
-                               logits.data()));
+    pola_run_options options = pola_run_options_default();
+    options.batch = 0;
+    options.parts = static_cast<int>(counts.size());
+    options.part_counts = counts.data();
+    std::vector<pola_run_output> outputs(counts.size(), pola_run_output_default());
+    for (size_t i = 0; i < counts.size(); ++i) outputs[i].logits = logits[i];
+    run_parts(options, inputs.data(), outputs.data());
   }
 
   // ---- Any input size and backbone features (polaformer.h has the rules) ----
@@ -176,9 +213,12 @@ class Model {
   }
   // Logits of a preprocessed NCHW batch of height x width images.
   std::vector<float> run(const std::vector<float> &input, int height, int width) {
-    const int batch = batch_of(input, height, width);
-    std::vector<float> logits(static_cast<size_t>(batch) * num_classes());
-    check(pola_model_run_sized(handle_, input.data(), batch, height, width, logits.data()));
+    pola_run_options options = pola_run_options_default();
+    options.batch = batch_of(input, height, width);
+    options.height = height;
+    options.width = width;
+    std::vector<float> logits(static_cast<size_t>(options.batch) * num_classes());
+    run(options, input.data(), logits.data());
     return logits;
   }
   // Engine-filled buffers: stages[i] (batch x its shape, NCHW) for each i in
@@ -202,27 +242,42 @@ class Model {
       ptrs[static_cast<size_t>(i)] = out.stages[static_cast<size_t>(i)].data();
     }
     if (pooled) out.pooled.resize(static_cast<size_t>(batch) * pooled_size());
-    check(pola_model_features(handle_, input.data(), batch, height, width, ptrs.data(),
-                              pooled ? out.pooled.data() : nullptr));
+    features(input.data(), batch, height, width, ptrs.data(), pooled ? out.pooled.data() : nullptr);
     return out;
   }
-  // Caller-provided buffers, as pola_model_features.
+  // Caller-provided buffers: stage_out holds num_stages() pointers (NULL for
+  // a stage not wanted), pooled is NULL or batch x pooled_size() floats.
   void features(const float *input, int batch, int height, int width, float *const *stage_out, float *pooled) {
-    check(pola_model_features(handle_, input, batch, height, width, stage_out, pooled));
+    pola_run_options options = pola_run_options_default();
+    options.batch = batch;
+    options.height = height;
+    options.width = width;
+    options.outputs = pooled ? POLA_OUTPUT_POOLED : 0u;
+    pola_run_output output = pola_run_output_default();
+    output.pooled = pooled;
+    for (int i = 0; stage_out && i < num_stages() && i < POLA_MAX_STAGES; ++i)
+      if (stage_out[i]) {
+        options.stage_mask |= 1u << i;
+        output.stages[i] = stage_out[i];
+      }
+    run(options, input, output);
   }
-  // What a logits run of `batch` images of height x width allocates, and
-  // what is available (pola_model_memory_need); nothing is allocated.
-  pola_memory_need memory_need(int batch, int height, int width) {
+  // What the run `options` describes allocates, and what is available
+  // (pola_run_memory_need); nothing is allocated.
+  pola_memory_need memory_need(const pola_run_options &options) {
     pola_memory_need need{};
-    check(pola_model_memory_need(handle_, batch, height, width, &need));
+    check(pola_run_memory_need(handle_, &options, &need));
     return need;
+  }
+  // The same for a logits run of `batch` images of height x width.
+  pola_memory_need memory_need(int batch, int height, int width) {
+    return memory_need(logits_options(batch, height, width));
   }
   // Throws InputError naming the need and what is available unless that run
   // fits, its inputs and outputs counted as still to be allocated: ask
-  // before allocating a request's images (pola_model_check_memory).
-  void check_memory(int batch, int height, int width) {
-    check(pola_model_check_memory(handle_, batch, height, width));
-  }
+  // before allocating a request's images (pola_run_check_memory).
+  void check_memory(const pola_run_options &options) { check(pola_run_check_memory(handle_, &options)); }
+  void check_memory(int batch, int height, int width) { check_memory(logits_options(batch, height, width)); }
   pola_plan_cache_stats plan_cache_stats() {
     pola_plan_cache_stats s{};
     check(pola_model_plan_cache_stats(handle_, &s));
@@ -232,6 +287,19 @@ class Model {
   pola_model *get() const { return handle_; }
 
  private:
+  static pola_run_options logits_options(int batch, int height, int width) {
+    pola_run_options options = pola_run_options_default();
+    options.batch = batch;
+    options.height = height;
+    options.width = width;
+    return options;
+  }
+  // One image through pola_model_preprocess_batch.
+  std::vector<float> preprocess_one(const pola_image &image) const {
+    std::vector<float> x(input_shape().floats());
+    check(pola_model_preprocess_batch(handle_, &image, 1, x.data(), nullptr));
+    return x;
+  }
   // Images in an NCHW batch of height x width; throws unless a positive whole number.
   int batch_of(const std::vector<float> &input, int height, int width) const {
     check_size(height, width);
