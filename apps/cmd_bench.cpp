@@ -22,7 +22,7 @@
 #include "command.h"
 #include "precision_option.h"
 #include "engine/dnnl_context.h"
-#include "engine/flops.h"
+#include "model/flops.h"
 #include "engine/model.h"
 #include "engine/omp_team.h"
 #include "kernels/cpu_info.h"

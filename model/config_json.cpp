@@ -90,7 +90,7 @@ ModelConfig config_from_json(const Json &j, const std::string &context) {
     const std::string family = in.need("family").get<std::string>();
     const model_detail::FamilyRules *rules = model_detail::find_family(family);
     // Known first: which keys the config must have depends on it.
-    if (!rules) bad_config(context, "config family '" + family + "' is not pvt or swin");
+    if (!rules) bad_config(context, "config family '" + family + "' is not " + model_detail::family_names("or"));
     c.family = rules->family;
     c.img_size = in.need_int("img_size");
     c.in_chans = in.need_int("in_chans");

@@ -1,8 +1,10 @@
 // What a model family contributes to the model description, one file per
 // family (pvt_family.cpp, swin_family.cpp): its own config JSON keys, its
-// checks, its geometry and its tensor list. Everything common (the per-stage
-// lists, the polarity block's parameters, the MLP) is done once by the callers.
-// A new family is one more such file plus one entry in family.cpp.
+// checks, its geometry, its tensor list, its block names and its cost; its
+// checkpoint detector sits beside it (pvt_detect.cpp, swin_detect.cpp).
+// Everything common (the per-stage lists, the polarity block's parameters, the
+// MLP) is done once by the callers. A new family is one more such pair of
+// files plus one entry in family.cpp.
 // Internal to model/: users go through model_config.h, config_json.h,
 // geometry.h and tensor_list.h.
 #pragma once
@@ -12,6 +14,7 @@
 
 #include "model/geometry.h"
 #include "model/model_config.h"
+#include "model/shape_reader.h"
 #include "model/tensor_list.h"
 
 namespace pola::model_detail {
@@ -78,14 +81,39 @@ struct FamilyRules {
   int64_t (*size_multiple)(const ModelConfig &c);
   // Every tensor of a checkpoint, in model order.
   void (*tensors)(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out);
+  // The key prefix of block `index` of stage `stage` (both from 0), e.g.
+  // "block2.0" or "layers.1.blocks.0" (model/tensor_list.h, block_name).
+  std::string (*block_name)(size_t stage, size_t index);
+  // Multiply-accumulates of one image at geometry g (model/flops.h): every
+  // linear layer, convolution and attention product the model computes,
+  // padding included; element-wise work is not counted.
+  int64_t (*macs)(const ModelConfig &c, const ModelGeometry &g);
+  // Reads its config back from checkpoint shapes (model/<family>_detect.cpp).
+  const FamilyDetector *detect;
 };
 
 const FamilyRules &family_rules(Family family);
 // nullptr when no family has that name.
 const FamilyRules *find_family(const std::string &name);
+// Every family's name for messages: "pvt or swin" (conjunction "or"), "pvt, swin or x".
+std::string family_names(const char *conjunction);
 
 extern const FamilyRules kPvtRules;
 extern const FamilyRules kSwinRules;
+extern const FamilyDetector kPvtDetector;
+extern const FamilyDetector kSwinDetector;
+
+// Cost terms both families share (SPEC section 3), so each family's macs()
+// lists only its own layout.
+// Polarity attention with n_q queries and n_k keys in one sequence, h heads of
+// d: the key side builds two (2d) x (d/2) states per head (phi_k^T v1, phi_k^T
+// v2); the query side reads them (2 x (2d) x (d/2)) and takes two normaliser
+// dot products of 2d (q_sim . mean(phi_k), q_opp . mean(phi_k)).
+inline int64_t polarity_core_macs(int64_t n_q, int64_t n_k, int64_t h, int64_t d) {
+  return h * (n_k * 2 * d * d + n_q * 2 * d * (d + 2));
+}
+// The MLP (fc1, fc2) over `tokens` rows.
+inline int64_t mlp_macs(int64_t tokens, int64_t dim, int64_t hidden) { return 2 * tokens * dim * hidden; }
 
 // `v / d` for sizes not checked yet: never divides by zero.
 inline int64_t guarded_div(int64_t v, int64_t d) { return v / (d > 0 ? d : 1); }

@@ -80,6 +80,10 @@ void check(const ModelConfig &c, const std::string &ctx) {
   }
 }
 
+std::string block_name(size_t stage, size_t index) {
+  return "block" + std::to_string(stage + 1) + "." + std::to_string(index); // stages count from 1 in PVT keys
+}
+
 void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out) {
   for (size_t si = 0; si < c.num_stages(); ++si) {
     const StageConfig &s = c.stages[si];
@@ -91,7 +95,7 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
     out.norm("patch_embed" + i + ".norm", dim);
     out.add("pos_embed" + i, {1, st.tokens, dim});
     for (size_t j = 0; j < st.blocks.size(); ++j) {
-      const std::string b = "block" + i + "." + std::to_string(j);
+      const std::string b = block_name(si, j);
       out.norm(b + ".norm1", dim);
       out.linear(b + ".attn.qg", 2 * dim, dim);
       out.linear(b + ".attn.kv", 2 * dim, dim);
@@ -111,11 +115,34 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
   out.linear("head", c.num_classes, last);
 }
 
+// Every stage: its patch-embedding conv, then blocks that attend over the whole
+// stage with keys / values from the (spatially reduced) grid of n tokens.
+int64_t macs(const ModelConfig &c, const ModelGeometry &g) {
+  int64_t m = 0;
+  for (size_t si = 0; si < c.num_stages(); ++si) {
+    const StageConfig &s = c.stages[si];
+    const StageGeometry &st = g.stages[si];
+    const int64_t C = s.dim, N = st.tokens, ks = c.kernel_size, r = s.sr_ratio;
+    m += N * C * st.in_channels * st.patch * st.patch; // patch embedding (kernel = stride)
+    for (const BlockGeometry &b : st.blocks) {
+      const int64_t n = b.kv_tokens;
+      m += N * C * 2 * C;                                   // qg
+      if (r > 1) m += n * C * C * r * r;                    // spatial-reduction conv
+      m += n * C * 2 * C;                                   // kv, on the reduced tokens
+      m += polarity_core_macs(N, n, s.heads, s.head_dim()); // every query against the n keys
+      m += N * C * ks * ks;                                 // local branch: depthwise conv over v (interpolated to N)
+      m += N * C * C;                                       // proj
+      m += mlp_macs(N, C, s.hidden());
+    }
+  }
+  return m + c.stages.back().dim * c.num_classes; // head on the pooled tokens
+}
+
 } // namespace
 
 const FamilyRules kPvtRules = {
     Family::pvt, "pvt", read_json, write_json, allows_attention, "PVT stages use L attention only",
-    check,       geometry, size_multiple, tensors,
+    check,       geometry, size_multiple, tensors, block_name, macs, &kPvtDetector,
 };
 
 } // namespace pola::model_detail

@@ -121,6 +121,10 @@ void check(const ModelConfig &c, const std::string &ctx) {
   }
 }
 
+std::string block_name(size_t stage, size_t index) {
+  return "layers." + std::to_string(stage) + ".blocks." + std::to_string(index);
+}
+
 void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out) {
   const int64_t p = c.patch_size, dim0 = c.stages.front().dim;
   out.add("patch_embed.proj.weight", {dim0, c.in_chans, p, p});
@@ -132,7 +136,7 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
     for (size_t j = 0; j < g.stages[si].blocks.size(); ++j) {
       const BlockGeometry &geo = g.stages[si].blocks[j];
       const int64_t w = geo.window_h, ww = geo.window_tokens;
-      const std::string b = "layers." + std::to_string(si) + ".blocks." + std::to_string(j);
+      const std::string b = block_name(si, j);
       out.norm(b + ".norm1", dim);
       if (s.attn == AttentionKind::polarity) {
         out.linear(b + ".attn.qkvg", 4 * dim, dim);
@@ -157,10 +161,41 @@ void tensors(const ModelConfig &c, const ModelGeometry &g, TensorListWriter &out
   out.linear("head", c.num_classes, c.stages.back().dim);
 }
 
+// The patch embedding, then per stage its window blocks and the patch merging
+// to the next. A block's attention runs on its windows, padding included
+// (windows x window_tokens rows, more than the stage's tokens when the grid is
+// padded to whole windows); its MLP on the stage's tokens.
+int64_t macs(const ModelConfig &c, const ModelGeometry &g) {
+  const StageGeometry &first = g.stages.front();
+  int64_t m = first.tokens * first.channels * first.in_channels * first.patch * first.patch;
+  for (size_t si = 0; si < c.num_stages(); ++si) {
+    const StageConfig &s = c.stages[si];
+    const StageGeometry &st = g.stages[si];
+    const int64_t C = s.dim, N = st.tokens, ks = c.kernel_size;
+    for (const BlockGeometry &b : st.blocks) {
+      const int64_t t = b.window_tokens, rows = b.windows * t;
+      if (s.attn == AttentionKind::polarity) {
+        m += rows * C * 4 * C;                                            // qkvg
+        m += b.windows * polarity_core_macs(t, t, s.heads, s.head_dim()); // per window
+        m += rows * C * ks * ks;                                          // local branch: depthwise conv per window
+      } else {
+        m += rows * C * 3 * C;             // qkv
+        m += b.windows * 2 * t * t * C;    // q k^T and weights x v, per window
+      }
+      m += rows * C * C;                   // proj
+      m += mlp_macs(N, C, s.hidden());
+    }
+    // Patch merging: 2 x 2 tokens (4C) -> 2C on the next stage's grid.
+    if (si + 1 < c.num_stages()) m += g.stages[si + 1].tokens * 4 * C * 2 * C;
+  }
+  return m + c.stages.back().dim * c.num_classes; // head on the pooled tokens
+}
+
 } // namespace
 
 const FamilyRules kSwinRules = {
     Family::swin, "swin", read_json, write_json, allows_attention, "", check, geometry, size_multiple, tensors,
+    block_name,   macs,   &kSwinDetector,
 };
 
 } // namespace pola::model_detail

@@ -21,6 +21,11 @@ struct TensorSpec {
 // config first (check_config, context "config").
 std::vector<TensorSpec> expected_tensors(const ModelConfig &c);
 
+// The key prefix of block `index` of stage `stage` (both counted from 0), e.g.
+// "block2.0" (PVT) or "layers.1.blocks.0" (Swin). The engine's builders name a
+// block's graph nodes with the same prefix.
+std::string block_name(const ModelConfig &c, size_t stage, size_t index);
+
 // "(2, 3, 5)" for messages.
 std::string shape_string(const std::vector<int64_t> &shape);
 

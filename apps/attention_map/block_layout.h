@@ -1,13 +1,15 @@
 // Where one polarity-attention block's tokens live: which row of the engine's
 // q and k tensors holds a query location, which rows are the keys that query
-// attends to, and where each key sits on the map we draw.
+// attends to, and where each key sits on the map we draw. All of it follows
+// from the block's geometry (model/geometry.h) and the row order the builders
+// promise (engine/models/qk_taps.h), the same for every family:
 //
-// PVT `block{i}.{j}`: queries are the stage's R x R tokens in row-major order;
-// keys are all n = (R/r)^2 tokens of the (possibly spatially reduced) grid.
-// Swin `layers.{i}.blocks.{j}` (L stages only): tokens are window-partitioned
-// after a cyclic shift (SPEC 5), so a query attends only to the w x w tokens of
-// its own window, and the positional encoding is indexed by the position
-// inside the window.
+// tokens are cyclically shifted, then split into windows; a query attends to
+// the keys of its own window, whose key grid is the window itself or, with
+// PVT's spatial reduction, the reduced grid. A block that attends globally is
+// one window without shift (every PVT block; a Swin stage that fits its
+// window). The positional encoding is indexed by the key's place in its
+// window's key grid.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +21,12 @@
 namespace pola::attention_map {
 
 struct BlockLayout {
-  std::string block;  // e.g. "block2.0", "layers.1.blocks.1"
-  Family family = Family::pvt;
+  std::string block;  // its key prefix, e.g. "block2.0", "layers.1.blocks.1"
   int heads = 0, dim = 0;
-  int64_t grid = 0;      // query grid side R (stage resolution)
-  int64_t key_grid = 0;  // side of the grid the map is drawn on (PVT: R/r, Swin: R)
-  int64_t window = 0, shift = 0;  // Swin only
+  int64_t grid = 0;               // query grid side R (stage resolution, the checkpoint's size)
+  int64_t window = 0, shift = 0;  // window side (R when it attends globally) and cyclic shift
+  int64_t kv_side = 0;            // side of a window's key grid (the window, or R/r after spatial reduction)
+  int64_t key_grid = 0;           // side of the grid the map is drawn on: every window's keys in place
   int64_t q_rows = 0, k_rows = 0; // rows of q resp. k per image in the engine's tensors
   int64_t pe_rows = 0;            // rows of the block's positional_encoding
 };

@@ -1,8 +1,8 @@
 // Runs a model on one image and keeps one block's projected queries and keys
 // (before the positional encoding and scaling), read through the engine's
-// NodeObserver from the nodes the builders name:
-//   PVT   <block>.attn.qg  = [q | g]      <block>.attn.k = k
-//   Swin  <block>.attn.qkg = [q | k | g]  (window-partitioned rows)
+// NodeObserver from the nodes its family's builder names for them
+// (engine/models/qk_taps.h, e.g. PVT <block>.attn.qg = [q | g] and
+// <block>.attn.k; Swin <block>.attn.qkg = [q | k | g]).
 #pragma once
 
 #include <vector>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "apps/peak_rss.h"
-#include "engine/flops.h"
+#include "model/flops.h"
 #include "engine/model.h"
 #include "weights/error.h"
 

@@ -7,7 +7,7 @@ For pola_pvt_tiny and pola_swin_t (random weights in the official layout), at sq
   * the PyTorch reference (float32, torch_features.py), where it fits in memory,
 each size in its own process (peak RSS = that size's), in alternating rounds engine / PyTorch
 so that load on a shared machine hits both alike. Reports the median latency, peak RSS, the
-engine's GFLOP/s (analytic FLOPs, engine/flops.h) and planned arena, the engine / PyTorch ratio,
+engine's GFLOP/s (analytic FLOPs, model/flops.h) and planned arena, the engine / PyTorch ratio,
 and the fitted exponent of time and memory vs pixels between 512 and 2048 (least squares on
 log-log; linear scaling = 1).
 

@@ -97,7 +97,13 @@ TEST_CASE("custom layouts: windows, spatial reduction, odd patch sizes, mixed at
 TEST_CASE("non-PolaFormer layouts are refused") {
   CHECK_THROWS_AS(detect_config({}, "t"), InputError);
   CHECK_THROWS_WITH_AS(detect_config({{"conv1.weight", {64, 3, 7, 7}}, {"fc.weight", {1000, 512}}}, "t"),
-                       doctest::Contains("not a PolaFormer"), InputError);
+                       "t: not a PolaFormer checkpoint: found neither 'patch_embed1.proj.weight' (PVT) nor "
+                       "'patch_embed.proj.weight' (Swin); first tensors: conv1.weight, fc.weight",
+                       InputError);
+  // Names of two families at once: refused, naming both.
+  ShapeMap both = shapes_of(*find_preset("pola_pvt_tiny"));
+  both["patch_embed.proj.weight"] = {96, 3, 4, 4};
+  CHECK_THROWS_WITH_AS(detect_config(both, "t"), doctest::Contains("it has both PVT and Swin tensors"), InputError);
   // A plain Swin (softmax attention everywhere) is not PolaFormer.
   ModelConfig sw = *find_preset("pola_swin_t");
   per_stage<AttentionKind, AttentionKind>(sw, &StageConfig::attn, {S, S, S, S});
