@@ -26,7 +26,7 @@
 #include "engine/model.h"
 #include "engine/omp_team.h"
 #include "kernels/cpu_info.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "peak_rss.h"
 #include "plural.h"
 #include "weights/error.h"
@@ -196,8 +196,9 @@ void bench(const BenchArgs &a) {
   const double bf16_peak = precision == pola::Precision::bf16 && a.peak <= 0
                                ? measure_peak_gflops(model->threads(), dnnl::memory::data_type::bf16)
                                : 0;
-  const char *isa = pola::kernels::isa_name(pola::kernels::active().isa);
-  const char *bf16_isa = pola::kernels::bf16_isa_name(pola::kernels::active_bf16_isa());
+  // The ISA of the fp32 kernels (what the "isa" field has always named) and the bf16 instructions.
+  const char *isa = pola::kernels::isa_name(pola::kernels::resolve<pola::kernels::Op::layernorm, pola::kernels::DType::fp32>().isa);
+  const char *bf16_isa = pola::kernels::bf16_instructions_name(pola::kernels::active_isa());
   const auto arena = model->arena_sizes(a.batch);
   const double arena_mb = arena.planned_bytes / 1e6, tensors_mb = arena.tensor_bytes / 1e6;
   const double packed_mb = model->packed_weight_bytes() / 1e6;

@@ -37,7 +37,7 @@
 #include "apps/git_revision.h"
 #include "kernels/cache_sizes.h"
 #include "kernels/cpu_info.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "kernels/large_buffer.h"
 #include "peak_rss.h"
 #include "weights/error.h"
@@ -105,16 +105,39 @@ double cpu_seconds() {
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-// The core a --precision runs: the table's fp32 core, or the bf16 one.
-PolaAttnFn pick_core(const std::string &precision, const KernelTable &table) {
-  if (precision == "fp32") return table.pola_attention;
+using CoreFn = KernelFn<Op::polarity_attention, DType::fp32>;
+
+// A polarity core and the ISA it runs on.
+struct Core {
+  CoreFn fn;
+  Isa isa;
+};
+
+// The fp32 core of --isa, or the one the registry resolves for this shape.
+Core pick_fp32_core(const std::string &name, const PolarityAttnArgs &shape) {
+  if (name.empty()) {
+    const auto r = resolve<Op::polarity_attention, DType::fp32>(shape);
+    return {r.fn, r.isa};
+  }
+  Isa isa;
+  if (!isa_from_name(name.c_str(), isa) || isa > Isa::avx512)
+    throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
+  const CoreFn fn = lookup<Op::polarity_attention, DType::fp32>(isa);
+  if (!fn) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
+  return {fn, isa};
+}
+
+// The core a --precision runs: the fp32 one, or the bf16 one the registry
+// resolves for this shape (an error where that would be the fp32 core).
+Core pick_core(const std::string &precision, const Core &fp32, const PolarityAttnArgs &shape) {
+  if (precision == "fp32") return fp32;
   if (precision != "bf16") throw pola::InputError("--precision must be fp32 or bf16, not '" + precision + "'");
-  const PolaAttnFn fn = pola_attention_bf16();
-  if (!fn)
+  const auto r = resolve<Op::polarity_attention, DType::bf16>(shape);
+  if (r.dtype != DType::bf16)
     throw pola::InputError("--precision bf16: the bf16 attention core needs AMX-BF16 or AVX512-BF16 (CPU, OS "
-                           "state, POLA_ISA not capping them); this machine's bf16 instructions: " +
-                           std::string(bf16_isa_name(active_bf16_isa())));
-  return fn;
+                           "state, POLA_ISA not capping them) and heads of at most 128 channels; this machine's "
+                           "bf16 instructions: " + std::string(bf16_instructions_name(active_isa())));
+  return {r.fn, r.isa};
 }
 
 // The bf16 core's error against the fp32 core of `table` on the same inputs:
@@ -122,10 +145,10 @@ PolaAttnFn pick_core(const std::string &precision, const KernelTable &table) {
 struct CoreError {
   double rel_l2 = -1, rel_max = -1;
 };
-CoreError error_against_fp32(const KernelTable &table, PolaAttnArgs a, const float *bf16_out, int64_t elems) {
+CoreError error_against_fp32(CoreFn fp32, PolarityAttnArgs a, const float *bf16_out, int64_t elems) {
   std::vector<float> ref(static_cast<size_t>(elems));
   a.out = ref.data();
-  table.pola_attention(a);
+  fp32(a);
   double diff2 = 0, ref2 = 0, diff_max = 0, ref_max = 0;
 #pragma omp parallel for num_threads(a.threads) reduction(+ : diff2, ref2) reduction(max : diff_max, ref_max)
   for (int64_t i = 0; i < elems; ++i) {
@@ -136,15 +159,6 @@ CoreError error_against_fp32(const KernelTable &table, PolaAttnArgs a, const flo
     ref_max = std::max(ref_max, std::fabs(f));
   }
   return {std::sqrt(diff2 / ref2), diff_max / ref_max};
-}
-
-const KernelTable &pick_table(const std::string &name) {
-  if (name.empty()) return active();
-  Isa isa;
-  if (!isa_from_name(name.c_str(), isa)) throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
-  const KernelTable *t = table_for(isa);
-  if (!t) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
-  return *t;
 }
 
 // Uninitialised float arrays for q, k, v and out, filled by the caller. By
@@ -182,8 +196,12 @@ void run_bench(const BenchOptions &o) {
   if (o.runs < 1) throw pola::InputError("--runs must be >= 1");
   if (o.threads < 0) throw pola::InputError("--threads must be >= 0 (0 = all cores)");
   if (o.warmup < 0) throw pola::InputError("--warmup must be >= 0");
-  const KernelTable &table = pick_table(o.isa);
-  const PolaAttnFn core = pick_core(o.precision, table);
+  PolarityAttnArgs shape;
+  shape.heads = o.heads;
+  shape.head_dim = o.head_dim;
+  const Core fp32 = pick_fp32_core(o.isa, shape);
+  const Core picked = pick_core(o.precision, fp32, shape);
+  const CoreFn core = picked.fn;
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
 
   const int64_t n = o.tokens, width = int64_t(o.heads) * o.head_dim, elems = n * width;
@@ -211,12 +229,12 @@ void run_bench(const BenchOptions &o) {
     out[size_t(i)] = 0.0f;
   }
 
-  PolaAttnArgs a;
+  PolarityAttnArgs a;
   a.n_q = n; a.n_k = n; a.heads = o.heads; a.head_dim = o.head_dim;
   a.q = q.get(); a.ld_q = width;
   a.k = k.get(); a.ld_k = width;
   a.v = v.get(); a.ld_v = width;
-  a.inv_scale = inv_scale.data(); a.power = power.data();
+  a.inv_scale = inv_scale.data(); a.feature = FeatureMap{FeatureKind::abs_pow, power.data()};
   a.out = out.get(); a.ld_out = width;
   a.threads = threads;
 
@@ -231,7 +249,7 @@ void run_bench(const BenchOptions &o) {
   const double median = median_of(ms);
   double key_ms = -1, query_ms = -1, floor_ms = -1;
   if (o.passes) {
-    PolaAttnArgs key_only = a, query_only = a;
+    PolarityAttnArgs key_only = a, query_only = a;
     key_only.n_q = 1;
     query_only.n_k = 1;
     key_ms = median_of(time_runs(o.warmup, o.runs, [&] { core(key_only); }));
@@ -259,10 +277,10 @@ void run_bench(const BenchOptions &o) {
   double checksum = 0;
   for (int64_t i = 0; i < elems; i += 997) checksum += out[size_t(i)];
   // After the RSS reading: the fp32 answer is one more output array.
-  const CoreError err = o.precision == "bf16" ? error_against_fp32(table, a, out.get(), elems) : CoreError{};
+  const CoreError err = o.precision == "bf16" ? error_against_fp32(fp32.fn, a, out.get(), elems) : CoreError{};
 
   // Which instructions did the bf16 products: AMX-BF16 tiles or AVX512-BF16 dot products.
-  const char *bf16_path = o.precision == "bf16" ? bf16_isa_name(active_bf16_isa()) : "none";
+  const char *bf16_path = o.precision == "bf16" ? bf16_instructions_name(picked.isa) : "none";
   if (o.json) {
     std::printf("{\"tokens\": %lld, \"heads\": %d, \"head_dim\": %d, \"threads\": %d, \"isa\": \"%s\", "
                 "\"runs\": %d, \"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"cpu_ms_per_run\": %.4f, \"gflops\": %.3f, "
@@ -270,13 +288,13 @@ void run_bench(const BenchOptions &o) {
                 "\"small_pages\": %s, \"checksum\": %.9g, \"commit\": \"%s\", \"precision\": \"%s\", \"bf16_path\": \"%s\", \"rel_err_l2_vs_fp32\": %.3g, \"rel_err_max_vs_fp32\": %.3g, "
                 "\"traffic_gb_per_s\": %.3f, \"key_pass_ms\": %.4f, \"query_pass_ms\": %.4f, \"floor_ms\": %.4f, "
                 "\"cpu\": {\"model\": \"%s\", \"cores\": %d, \"isa\": \"%s\", \"l1d_bytes\": %lld}}\n",
-                (long long)n, o.heads, o.head_dim, threads, isa_name(table.isa), o.runs, median, sorted.front(),
+                (long long)n, o.heads, o.head_dim, threads, isa_name(fp32.isa), o.runs, median, sorted.front(),
                 sorted.back(), cpu_ms, gflops, flops, rss, io_mb, huge_mb, o.small_pages ? "true" : "false", checksum,
                 pola::app::git_revision(), o.precision.c_str(), bf16_path, err.rel_l2, err.rel_max, io_gb / (median * 1e-3), key_ms, query_ms, floor_ms, json_safe(cpu.model).c_str(),
                 cpu.logical_cores, features.c_str(), (long long)pola::kernels::l1d_bytes());
   } else {
     std::printf("bench-attention: tokens=%lld heads=%d head_dim=%d isa=%s precision=%s (bf16 products: %s) threads=%d runs=%d commit=%s\n",
-                (long long)n, o.heads, o.head_dim, isa_name(table.isa), o.precision.c_str(), bf16_path, threads, o.runs,
+                (long long)n, o.heads, o.head_dim, isa_name(fp32.isa), o.precision.c_str(), bf16_path, threads, o.runs,
                 pola::app::git_revision());
     std::printf("  cpu %s, L1d %lld KB\n", pola::kernels::cpu_summary().c_str(),
                 (long long)pola::kernels::l1d_bytes() / 1024);

@@ -7,7 +7,7 @@
 #include "apps/git_revision.h"
 #include "engine/precision.h"
 #include "kernels/cache_sizes.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 #ifndef POLA_VERSION
 #define POLA_VERSION "unknown"
@@ -25,21 +25,27 @@ std::string version_text() {
   out << "  compiler  gcc " << __VERSION__ << "\n";
 #endif
   const char *forced = std::getenv("POLA_ISA");
-  out << "  isa       " << kernels::isa_name(kernels::active().isa)
+  out << "  isa       " << kernels::isa_name(kernels::active_isa())
       << (forced && *forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string(" (best this CPU and OS support)"))
       << "\n";
   const PrecisionChoice automatic = resolve_precision(PrecisionRequest::automatic);
-  out << "  bf16      " << kernels::bf16_isa_name(kernels::active_bf16_isa())
+  out << "  bf16      " << kernels::bf16_instructions_name(kernels::active_isa())
       << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
   out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
-  if (kernels::active_bf16_isa() != kernels::Bf16Isa::none) {
+  if (kernels::active_isa() >= kernels::Isa::avx512_bf16) {
     const Precision attention = op_precisions(Precision::bf16).attention;
     out << "  precision bf16 runs the attention products in " << precision_name(attention)
         << " (bf16 only where bf16 products are faster than fp32 FMAs)";
+    // A Swin window (7 x 7 tokens, 32 channels per head): does a bf16 kernel take it here?
+    kernels::WindowAttnArgs swin_window;
+    swin_window.tokens = 49;
+    swin_window.heads = 1;
+    swin_window.head_dim = 32;
+    const bool window_bf16 =
+        kernels::resolve<kernels::Op::window_attention, kernels::DType::bf16>(swin_window).dtype == kernels::DType::bf16;
     if (attention == Precision::bf16)
       out << ": the polarity cores'"
-          << (kernels::window_attention_bf16() ? " and the softmax windows'"
-                                               : "; the softmax windows' stay fp32 (no AMX window kernel)");
+          << (window_bf16 ? " and the softmax windows'" : "; the softmax windows' stay fp32 (no AMX window kernel)");
     out << "\n";
   }
   const char *forced_l1d = kernels::l1d_override();

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/kernels.h"
+#include "kernels/isa.h"
 
 namespace pola {
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "kernels/bf16_dot_rate.h"
-#include "kernels/kernels.h"
+#include "kernels/isa.h"
 #include "weights/error.h"
 
 namespace pola {
@@ -31,7 +31,7 @@ bool precision_request_from_name(const std::string &name, PrecisionRequest &out)
 }
 
 Bf16Speed bf16_speed() {
-  const kernels::Bf16Isa isa = kernels::active_bf16_isa();
+  const kernels::Isa isa = kernels::active_isa();
   const std::string cap = isa_cap();
   // With AMX bf16 is faster (swin_t 0.36-0.41x fp32's time). With AVX512-BF16
   // alone it depends on the core: where vdpbf16ps issues as fast as an FMA
@@ -39,15 +39,15 @@ Bf16Speed bf16_speed() {
   // 0.48-0.62x fp32's time; an Intel Xeon whose AMX is not exposed measured
   // 0.5x, and there bf16 models ran 1.4x slower. So the rate is measured on
   // the CPU at hand.
-  if (isa == kernels::Bf16Isa::avx512_bf16) {
+  if (isa == kernels::Isa::avx512_bf16) {
     const double speedup = kernels::bf16_dot_speedup();
     char rate[160];
     std::snprintf(rate, sizeof rate, "this CPU has AVX512-BF16 but not AMX-BF16; its bf16 dot products measured "
                   "%.2fx the fp32 FMA rate (bf16 needs >= %.1fx)", speedup, kMinBf16DotSpeedup);
     return {speedup >= kMinBf16DotSpeedup, rate + cap};
   }
-  if (isa == kernels::Bf16Isa::none) return {false, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
-  return {true, std::string("this CPU has ") + kernels::bf16_isa_name(isa) + cap};
+  if (isa < kernels::Isa::avx512_bf16) return {false, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
+  return {true, std::string("this CPU has ") + kernels::bf16_instructions_name(isa) + cap};
 }
 
 PrecisionChoice resolve_precision(PrecisionRequest request) {
@@ -56,11 +56,11 @@ PrecisionChoice resolve_precision(PrecisionRequest request) {
     Bf16Speed speed = bf16_speed();
     return {speed.faster ? Precision::bf16 : Precision::fp32, std::move(speed.reason)};
   }
-  const kernels::Bf16Isa isa = kernels::active_bf16_isa();
-  if (isa != kernels::Bf16Isa::none) {
+  const kernels::Isa isa = kernels::active_isa();
+  if (isa >= kernels::Isa::avx512_bf16) {
     // Runs as asked, but says so where bf16 is the slower choice here.
     const Bf16Speed speed = bf16_speed();
-    return {Precision::bf16, speed.faster ? std::string("requested; this CPU has ") + kernels::bf16_isa_name(isa) +
+    return {Precision::bf16, speed.faster ? std::string("requested; this CPU has ") + kernels::bf16_instructions_name(isa) +
                                                 isa_cap()
                                           : "requested, though slower than fp32 here: " + speed.reason};
   }

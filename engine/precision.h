@@ -33,10 +33,10 @@ struct OpPrecisions {
   Precision gemm = Precision::fp32;  // linear layers (oneDNN matmul)
   Precision embed = Precision::fp32; // patch embeddings and spatial-reduction convolutions
   // The attention products: the polarity core's two (phi_k^T v, q_sim @ M),
-  // on AMX tiles or AVX512-BF16 dot products (kernels::pola_attention_bf16()),
-  // and the softmax window attention's two (q k^T, weights @ v), on
-  // AVX512-BF16 dot products (kernels::window_attention_bf16(); fp32 with
-  // AMX active). Feature maps, normalisers and the softmax stay fp32 either way.
+  // on AMX tiles or AVX512-BF16 dot products, and the softmax window
+  // attention's two (q k^T, weights @ v), on AVX512-BF16 dot products (fp32
+  // with AMX active): kernels::resolve<Op::polarity_attention /
+  // window_attention, DType::bf16>, which says when a shape runs fp32. Feature maps, normalisers and the softmax stay fp32 either way.
   Precision attention = Precision::fp32;
 };
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "kernels/kernels.h"
+#include "kernels/isa.h"
 
 namespace pola::kernels {
 namespace {
@@ -50,7 +50,7 @@ __attribute__((target("avx512f,avx512bf16"))) double chains_seconds(Instruction 
 
 double measure() {
   // An AMX CPU reports AMX first; ask for the instruction itself too.
-  if (cpu_bf16_isa() == Bf16Isa::none || !__builtin_cpu_supports("avx512bf16")) return 0.0;
+  if (!cpu_supports(Isa::avx512_bf16) || !__builtin_cpu_supports("avx512bf16")) return 0.0;
   // Warm-up: lets a core that lowers its clock for 512-bit FMAs settle first.
   for (int i = 0; i < 8; ++i) chains_seconds(Instruction::fma);
   double fma = 1e30, dot = 1e30;

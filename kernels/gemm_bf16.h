@@ -43,14 +43,12 @@ struct Bf16GemmArgs {
   void *dst = nullptr; int64_t ld_dst = 0;
   int threads = 1;
 };
-using Bf16GemmFn = void (*)(const Bf16GemmArgs &args);
-
-// The AMX-BF16 GEMM, or nullptr when AMX-BF16 is not active (the CPU or OS
-// lacks it, POLA_ISA caps it, or Linux refused the tile state).
-Bf16GemmFn gemm_bf16_amx();
+// The kernel: resolve<Op::gemm, DType::bf16>() (registry.h), which finds
+// none without AMX-BF16 (the GEMMs are then oneDNN's).
 
 namespace reference {
-// The same contract in scalar code (double sums): the oracle of the tests.
+// The same contract in scalar code (double sums): the oracle of the tests,
+// registered under Isa::scalar.
 void gemm_bf16(const Bf16GemmArgs &args);
 } // namespace reference
 

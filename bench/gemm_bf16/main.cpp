@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm_bf16.h"
+#include "kernels/registry.h"
 #include "kernels/kernels.h"
 #include "kernels/simd/to_bf16_rne.hpp"
 
@@ -89,7 +89,9 @@ double time_onednn(const Shape &s, dnnl::memory::data_type compute, Epilogue e, 
   std::vector<float> dst(size_t(s.m * s.n));
   const bool split = e == Epilogue::fc1_split;
   std::vector<uint16_t> hidden(split ? dst.size() : 0);
-  const auto &kt = pola::kernels::active();
+  namespace k = pola::kernels;
+  const auto gelu = k::resolve<k::Op::gelu, k::DType::fp32>().fn;
+  const auto gelu_bf16 = k::resolve<k::Op::gelu, k::DType::bf16>().fn;
   dnnl::memory am(a_md, eng, const_cast<void *>(a)), bm(b_md, eng, const_cast<float *>(bias)),
       dm(d_md, eng, dst.data());
   std::unordered_map<int, dnnl::memory> args{
@@ -102,8 +104,8 @@ double time_onednn(const Shape &s, dnnl::memory::data_type compute, Epilogue e, 
     mm.execute(st, args);
     st.wait();
     // fp32: the engine's in-place GELU, as its fp32 fused MLP does.
-    if (split && compute == dt::bf16) kt.gelu_bf16(dst.data(), s.n, hidden.data(), s.n, s.m, s.n, omp_get_max_threads());
-    if (split && compute == dt::f32) kt.gelu(dst.data(), s.m * s.n, omp_get_max_threads());
+    if (split && compute == dt::bf16) gelu_bf16(dst.data(), s.n, hidden.data(), s.n, s.m, s.n, omp_get_max_threads());
+    if (split && compute == dt::f32) gelu(dst.data(), s.m * s.n, omp_get_max_threads());
   });
 }
 
@@ -124,7 +126,7 @@ void bench_shape(const Shape &s, int threads, Epilogue epilogue) {
   const double t_dnnl = time_onednn(s, dt::bf16, epilogue, a.data(), w.data(), bias.data(), dst_dnnl);
   const double t_f32 = time_onednn(s, dt::f32, epilogue, a_f32.data(), w.data(), bias.data(), dst_f32);
 
-  const pola::kernels::Bf16GemmFn own = pola::kernels::gemm_bf16_amx();
+  const auto own = pola::kernels::resolve<pola::kernels::Op::gemm, pola::kernels::DType::bf16>(pola::kernels::Bf16GemmArgs{}).fn;
   double t_own = 0, diff = 0;
   if (own) {
     pola::kernels::Bf16GemmLayout layout(s.k, s.n);
@@ -237,7 +239,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!pola::kernels::gemm_bf16_amx()) std::printf("AMX-BF16 GEMM not available here: oneDNN only\n");
+  if (!pola::kernels::resolve<pola::kernels::Op::gemm, pola::kernels::DType::bf16>(pola::kernels::Bf16GemmArgs{}))
+    std::printf("AMX-BF16 GEMM not available here: oneDNN only\n");
   if (bandwidth)
     for (int t : threads) bench_bandwidth(t);
   for (const Shape &s : shapes)

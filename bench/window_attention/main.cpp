@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu_info.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace {
 
@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     isas = {pola::kernels::Isa::avx512, pola::kernels::Isa::avx2, pola::kernels::Isa::scalar};
   } else {
     pola::kernels::Isa isa;
-    if (!pola::kernels::isa_from_name(isa_arg.c_str(), isa)) {
+    if (!pola::kernels::isa_from_name(isa_arg.c_str(), isa) || isa > pola::kernels::Isa::avx512) {
       std::fprintf(stderr, "unknown --isa '%s'\n", isa_arg.c_str());
       return 2;
     }
@@ -96,17 +96,19 @@ int main(int argc, char **argv) {
     a.threads = threads;
     const double flop = 4.0 * double(c.t) * c.t * c.d * double(c.windows) * c.heads;
     for (pola::kernels::Isa isa : isas) {
-      const pola::kernels::KernelTable *table = pola::kernels::table_for(isa);
-      if (!table) {
+      namespace k = pola::kernels;
+      const auto fp32 = k::lookup<k::Op::window_attention, k::DType::fp32>(isa);
+      if (!fp32) {
         std::printf("%-32s %-7s not supported here\n", c.name, pola::kernels::isa_name(isa));
         continue;
       }
-      const double s = median_seconds([&] { table->window_attention(a); });
+      const double s = median_seconds([&] { fp32(a); });
       std::printf("%-32s %-7s %9.1f us %7.1f GFLOP/s\n", c.name, pola::kernels::isa_name(isa), s * 1e6,
                   flop / s * 1e-9);
     }
     // The bf16 kernel (AVX512-BF16 dot products), whatever --isa says.
-    if (const pola::kernels::WindowAttnFn bf16 = pola::kernels::window_attention_bf16_dot()) {
+    namespace k = pola::kernels;
+    if (const auto bf16 = k::lookup<k::Op::window_attention, k::DType::bf16>(k::Isa::avx512_bf16)) {
       const double s = median_seconds([&] { bf16(a); });
       std::printf("%-32s %-7s %9.1f us %7.1f GFLOP/s\n", c.name, "bf16", s * 1e6, flop / s * 1e-9);
     }

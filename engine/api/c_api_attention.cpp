@@ -1,5 +1,5 @@
 // The attention core alone through the C API: argument checks, then the
-// kernel table chosen at start-up (kernels/kernels.h).
+// fp32 polarity core the kernel registry resolves (kernels/registry.h).
 #include <omp.h>
 
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "guarded_call.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "kernels/large_buffer.h"
 
 using pola::api::guarded_call;
@@ -74,7 +74,7 @@ void run_attention(const pola_attention_args &a) {
   check_channels(a, width);
   if (a.n_q == 0) return;
 
-  pola::kernels::PolaAttnArgs p;
+  pola::kernels::PolarityAttnArgs p;
   p.n_q = a.n_q;
   p.n_k = a.n_k;
   p.heads = a.heads;
@@ -87,11 +87,11 @@ void run_attention(const pola_attention_args &a) {
   p.ld_v = ld_v;
   p.pos_enc = a.n_k ? a.key_bias : nullptr;
   p.inv_scale = a.inv_scale;
-  p.power = a.power;
+  p.feature = pola::kernels::FeatureMap{pola::kernels::FeatureKind::abs_pow, a.power};
   p.out = a.out;
   p.ld_out = ld_out;
   p.threads = a.threads > 0 ? a.threads : omp_get_max_threads();  // as a model's threads = 0
-  pola::kernels::active().pola_attention(p);
+  pola::kernels::resolve<pola::kernels::Op::polarity_attention, pola::kernels::DType::fp32>(p).fn(p);
 }
 
 } // namespace

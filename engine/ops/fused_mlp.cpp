@@ -6,7 +6,7 @@
 
 #include "engine/dnnl_context.h"
 #include "engine/omp_team.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace pola::ops {
 
@@ -52,7 +52,8 @@ size_t FusedMlp::chunk_bytes(int64_t hidden, Precision precision, int threads) {
 
 void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
-  const auto &kernels = kernels::active();
+  const auto gelu = kernels::resolve<kernels::Op::gelu, kernels::DType::fp32>().fn;
+  const auto gelu_bf16 = kernels::resolve<kernels::Op::gelu, kernels::DType::bf16>().fn;
 #pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
@@ -62,10 +63,10 @@ void FusedMlp::run(const void *src, float *dst) {
     (full ? w.fc1 : w.fc1_tail)->run(w.stream, static_cast<const char *>(src) + r0 * s_.ld_src * elem, w.hidden.data());
     const void *fc2_src = w.hidden.data();
     if (bf16_) {
-      kernels.gelu_bf16(w.hidden.data(), hidden_, w.hidden_bf16.data(), hidden_, n, hidden_, 1);
+      gelu_bf16(w.hidden.data(), hidden_, w.hidden_bf16.data(), hidden_, n, hidden_, 1);
       fc2_src = w.hidden_bf16.data();
     } else {
-      kernels.gelu(w.hidden.data(), n * hidden_, 1);
+      gelu(w.hidden.data(), n * hidden_, 1);
     }
     (full ? w.fc2 : w.fc2_tail)->run(w.stream, fc2_src, dst + r0 * s_.ld_dst);
   }

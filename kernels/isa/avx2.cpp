@@ -1,5 +1,6 @@
 // AVX2 + FMA instantiation of the kernel templates. The only file built with
-// -mavx2 -mfma; called only when dispatch.cpp found AVX2, FMA and OS support.
+// -mavx2 -mfma; its kernels run only where the registry found AVX2, FMA and
+// OS support.
 #include "kernels/isa/tables.h"
 #include "kernels/simd/table.hpp"
 
@@ -8,8 +9,5 @@
 #endif
 
 namespace pola::kernels::isa {
-const KernelTable &avx2_table() {
-  static const KernelTable t = simd::make_table<xsimd::fma3<xsimd::avx2>>(Isa::avx2);
-  return t;
-}
+constexpr SimdKernels kAvx2 = simd::make_kernels<xsimd::fma3<xsimd::avx2>>();
 } // namespace pola::kernels::isa

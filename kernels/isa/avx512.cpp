@@ -1,7 +1,7 @@
 // AVX-512 instantiation of the kernel templates (xsimd's avx512f arch: every
 // float op the kernels use lives there). The only file built with
-// -mavx512f/bw/dq/vl -mfma; called only when dispatch.cpp found them all
-// plus OS zmm state.
+// -mavx512f/bw/dq/vl -mfma; its kernels run only where the registry found
+// them all plus OS zmm state.
 #include "kernels/isa/tables.h"
 #include "kernels/simd/table.hpp"
 
@@ -10,8 +10,5 @@
 #endif
 
 namespace pola::kernels::isa {
-const KernelTable &avx512_table() {
-  static const KernelTable t = simd::make_table<xsimd::avx512f>(Isa::avx512);
-  return t;
-}
+constexpr SimdKernels kAvx512 = simd::make_kernels<xsimd::avx512f>();
 } // namespace pola::kernels::isa

@@ -1,21 +1,40 @@
-// The per-ISA kernel tables, each defined in its own translation unit compiled
-// with that ISA's flags. Call only after cpu_supports() said yes.
+// What each ISA translation unit (compiled with that ISA's flags) exports to
+// the registry (registry.cpp). Only addresses cross this boundary: the
+// structs are constant-initialised, so reading them runs no code built with
+// ISA flags; a function is called only after the registry checked
+// cpu_supports() for its ISA.
 #pragma once
 
-#include "kernels/gemm_bf16.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace pola::kernels::isa {
 
-const KernelTable &avx2_table();
-const KernelTable &avx512_table();
-// The bf16 polarity core on AMX tiles, or nullptr if the OS refused the tile state.
-PolaAttnFn amx_pola_attention_bf16();
-// The bf16 polarity core on AVX512-BF16 dot products (no tiles).
-PolaAttnFn avx512_bf16_pola_attention();
-// The bf16 window attention on AVX512-BF16 dot products.
-WindowAttnFn avx512_bf16_window_attention();
-// The AMX bf16 GEMM, or nullptr if the OS refused the tile state.
-Bf16GemmFn amx_gemm_bf16();
+// The xsimd templates (kernels/simd/) instantiated for one arch.
+struct SimdKernels {
+  KernelFn<Op::layernorm, DType::fp32> layernorm;
+  KernelFn<Op::layernorm, DType::bf16> layernorm_bf16;
+  KernelFn<Op::gelu, DType::fp32> gelu;
+  KernelFn<Op::gelu, DType::bf16> gelu_bf16;
+  KernelFn<Op::mul_rows, DType::fp32> mul_rows;
+  KernelFn<Op::to_bf16, DType::bf16> to_bf16;
+  KernelFn<Op::abs_pow, DType::fp32> abs_pow;
+  KernelFn<Op::polarity_attention, DType::fp32> polarity_attention;
+  KernelFn<Op::window_attention, DType::fp32> window_attention;
+};
+extern const SimdKernels kAvx2;   // isa/avx2.cpp
+extern const SimdKernels kAvx512; // isa/avx512.cpp
+
+// isa/avx512_bf16.cpp: the bf16 cores on AVX512-BF16 dot products, and the
+// shapes they take.
+extern const KernelFn<Op::polarity_attention, DType::bf16> kAvx512Bf16PolarityAttention;
+extern const KernelFn<Op::window_attention, DType::bf16> kAvx512Bf16WindowAttention;
+bool polarity_bf16_fits(const PolarityAttnArgs &shape);
+bool window_bf16_fits(const WindowAttnArgs &shape);
+
+// isa/amx_bf16.cpp: the bf16 polarity core and GEMM on AMX tiles, and
+// whether Linux grants this process the tile state (asked once).
+extern const KernelFn<Op::polarity_attention, DType::bf16> kAmxPolarityAttention;
+extern const KernelFn<Op::gemm, DType::bf16> kAmxGemm;
+bool amx_tiles_permitted();
 
 } // namespace pola::kernels::isa

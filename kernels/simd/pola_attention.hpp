@@ -6,7 +6,8 @@
 // head, the unnormalised state
 //     KV   = sum_t phi_k[t]^T v[t]   (2d x d; columns [v1 | v2])
 //     ksum = sum_t phi_k[t]          (2d)
-// with phi_k = [relu(k')^p, relu(-k')^p], k' = (k + pos_enc) * inv_scale.
+// with phi_k = [f(relu(k')), f(relu(-k'))], k' = (k + pos_enc) * inv_scale, f
+// the feature map of args.feature (pola_feature_map.hpp; abs_pow: f(m) = m^p).
 // Inside a chunk, blocks of kKeyBlock tokens are folded into register tiles
 // of KV, so the state stays in L1/L2. Chunk partials are then summed in chunk
 // order: the output is bit-identical for any thread count.
@@ -29,7 +30,7 @@
 // gives every output of a token from out = q_sim @ state:
 //     x_sim = out[:d/2] / (out[d] + 1e-6),  x_opp = out[d/2:d] / (out[d+1] + 1e-6).
 // For each channel j exactly one of pos(q'_j), neg(q'_j) is non-zero, so
-// out = sum_j |q'_j|^p_j * state[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
+// out = sum_j f(|q'_j|) * state[j + d * (q'_j < 0)]: d row-FMAs instead of 2d.
 // The same sign-pattern bands as on the key side do this: a band's 2C rows of
 // M sit in registers and each token of a pattern adds its C products to its
 // output row (in L1). The two kmean columns are done as vector dot products
@@ -48,10 +49,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
+#include "kernels/simd/pola_feature_map.hpp"
 #include "kernels/simd/pola_key_pass.hpp"
 #include "kernels/simd/pola_query_pass.hpp"
 
@@ -76,11 +78,7 @@ void build_query_state(const Layout<A> &lay, const float *kv, float inv_n, float
   }
 }
 
-} // namespace pola_detail
-
-template <class A> void pola_attention(const PolaAttnArgs &a) {
-  using namespace pola_detail;
-  if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
+template <class A, class Phi> void polarity_attention(const PolarityAttnArgs &a, const Phi &phi) {
   const Layout<A> lay(a.head_dim);
   const int threads = std::max(1, a.threads);
 
@@ -91,7 +89,7 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
   ScratchBuffer states(chunks * per_chunk);
 #pragma omp parallel for num_threads(threads) if (threads > 1 && tasks > 1) schedule(dynamic, 1)
   for (int64_t task = 0; task < tasks; ++task)
-    key_chunk<A>(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
+    key_chunk<A>(a, phi, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
                  split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
 
   // Fold chunk partials in chunk order, then build each head's query state.
@@ -113,10 +111,19 @@ template <class A> void pola_attention(const PolaAttnArgs &a) {
     QueryScratch<A> scratch(lay, a.heads);
 #pragma omp for schedule(dynamic, 4) nowait
     for (int64_t b = 0; b < blocks; ++b)
-      query_block<A>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out,
+      query_block<A>(a, phi, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out,
                      scratch);
     if (stream_out) store_fence(); // before the region's closing barrier publishes out
   }
+}
+
+} // namespace pola_detail
+
+// The core with the feature map of a.feature (an unknown kind is refused).
+template <class A> void polarity_attention(const PolarityAttnArgs &a) {
+  with_feature_map<A>(a.feature, [&](const auto &phi) {
+    if (a.n_q > 0 && a.heads > 0 && a.head_dim > 0) pola_detail::polarity_attention<A>(a, phi);
+  });
 }
 
 } // namespace pola::kernels::simd

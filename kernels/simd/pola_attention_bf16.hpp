@@ -1,8 +1,9 @@
 // The polarity attention core with its two products in bf16 (fp32
 // accumulation): KV = phi_k^T v in the key pass, q_sim @ M in the query
 // pass, done by the product policy P (pola_bf16_products.hpp: AMX tiles or
-// AVX512-BF16 dot products; everything else is this one source). The feature maps |x|^p (fp32, at bf16 accuracy: abs_pow_bf16.hpp,
-// relative error 1.2e-4), ksum, kmean, the denominators and the
+// AVX512-BF16 dot products; everything else is this one source). The feature
+// map of args.feature (fp32 at bf16 accuracy, pola_bf16_feature_map.hpp;
+// abs_pow: relative error 1.2e-4), ksum, kmean, the denominators and the
 // normalisation stay fp32, as in the fp32 core (pola_attention.hpp), whose
 // state algebra and chunking this follows: chunks depend only on n_k and are
 // summed in chunk order, so the output is bit-identical for any thread count.
@@ -15,7 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_key_pass.hpp"
@@ -46,10 +47,15 @@ POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const floa
   for (int64_t r = 0; r < lay.kp; ++r) kmean[r] = r < 2 * d ? ksum[r] * inv_n : 0.0f;
 }
 
-template <class P>
-POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
+// Whether the core takes a shape: heads up to kMaxHeadDim channels and a
+// feature map it knows (the registry's fits(); the core refuses others).
+inline bool polarity_bf16_fits(const PolarityAttnArgs &a) {
+  return a.head_dim <= kMaxHeadDim && known_feature_map(a.feature);
+}
+
+template <class P, class Phi>
+POLA_BF16_TARGET inline void polarity_attention_bf16(const PolarityAttnArgs &a, const Phi &phi) {
   using namespace pola_detail;
-  if (a.n_q <= 0 || a.heads <= 0 || a.head_dim <= 0) return;
   const Bf16Layout lay(a.head_dim);
   const int threads = std::max(1, a.threads);
 
@@ -62,7 +68,7 @@ POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
     P::begin();
 #pragma omp for schedule(dynamic, 1) nowait
     for (int64_t task = 0; task < tasks; ++task)
-      key_chunk<P>(a, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
+      key_chunk<P>(a, phi, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
                 split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
     P::end();
   }
@@ -83,10 +89,19 @@ POLA_BF16_TARGET inline void pola_attention_bf16(const PolaAttnArgs &a) {
     QueryScratch scratch(lay, a.heads);
 #pragma omp for schedule(dynamic, 4) nowait
     for (int64_t b = 0; b < blocks; ++b)
-      query_block<P>(a, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out, scratch);
+      query_block<P>(a, phi, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out, scratch);
     if (stream_out) store_fence();
     P::end();
   }
+}
+
+// The core with product policy P and the feature map of a.feature; refuses
+// what polarity_bf16_fits() rejects.
+template <class P> void polarity_attention_bf16(const PolarityAttnArgs &a) {
+  if (a.head_dim > kMaxHeadDim) refuse("polarity_attention bf16", "head_dim above kMaxHeadDim (128)");
+  with_feature_map_bf16(a.feature, [&](const auto &phi) {
+    if (a.n_q > 0 && a.heads > 0 && a.head_dim > 0) polarity_attention_bf16<P>(a, phi);
+  });
 }
 
 } // namespace pola::kernels::simd::bf16_detail

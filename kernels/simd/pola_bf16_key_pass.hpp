@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
-#include "kernels/simd/abs_pow_bf16.hpp"
+#include "kernels/simd/pola_bf16_feature_map.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
 
@@ -45,11 +45,12 @@ constexpr int64_t kKeyPrefetchTokens = 16;
 // ksum (pos at [0, d), neg at [d, 2d)) accumulates them in fp32, token-major
 // before the transpose (lanes are channels there). Prefetches the same lines of
 // k, v, pos_enc kKeyPrefetchTokens on (below t_end).
-POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
+template <class Phi>
+POLA_BF16_TARGET inline void key_features16(const PolarityAttnArgs &a, const Phi &phi, const Bf16Layout &lay, int64_t tok0, int ntok,
                                             int64_t t_end, int64_t c0, int jc, int nch, uint16_t *phit,
                                             int64_t tt, float *ksum) {
   const int64_t width = int64_t(a.heads) * lay.d;
-  const V isc(load_part(a.inv_scale + c0 + jc, nch)), pw(load_part(a.power + c0 + jc, nch));
+  const V isc(load_part(a.inv_scale + c0 + jc, nch)), pw(phi.band(c0 + jc, nch));
   const __m512 sign = _mm512_set1_ps(-0.0f), zero = _mm512_setzero_ps();
   __m512 r[16], ks_pos = zero, ks_neg = zero;
   for (int i = 0; i < 16; ++i) {
@@ -66,8 +67,8 @@ POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Lay
     V u(load_part(a.k + tok * a.ld_k + c0 + jc, nch));
     if (a.pos_enc) u += V(load_part(a.pos_enc + tok * width + c0 + jc, nch));
     u *= isc;
-    const V m = abs_pow_bf16(u, pw); // 0 on pad lanes
-    r[i] = _mm512_or_ps(m, _mm512_and_ps(u, sign)); // |k'|^p with k''s sign
+    const V m(phi.apply(pw, u)); // 0 on pad lanes
+    r[i] = _mm512_or_ps(m, _mm512_and_ps(u, sign)); // f(|k'|) with k''s sign
     const __mmask16 neg = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ); // a -0 or a pad lane has m = 0
     ks_pos = _mm512_mask_add_ps(ks_pos, __mmask16(~neg), ks_pos, m);
     ks_neg = _mm512_mask_add_ps(ks_neg, neg, ks_neg, m);
@@ -86,7 +87,7 @@ POLA_BF16_TARGET inline void key_features16(const PolaAttnArgs &a, const Bf16Lay
 }
 
 // v rows of tokens tok0 + 2p, tok0 + 2p + 1 (zero past ntok) of one head into VNNI row p.
-POLA_BF16_TARGET inline void value_pairs(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
+POLA_BF16_TARGET inline void value_pairs(const PolarityAttnArgs &a, const Bf16Layout &lay, int64_t tok0, int ntok,
                                          int64_t c0, uint16_t *vnni) {
   const __m512 zero = _mm512_setzero_ps();
   for (int p = 0; 2 * p < 16; ++p) {
@@ -103,8 +104,8 @@ POLA_BF16_TARGET inline void value_pairs(const PolaAttnArgs &a, const Bf16Layout
 
 // Accumulates key tokens [t0, t1) of heads [h0, h1) into their states
 // (lay.state floats each: KV kp x np, then ksum kp).
-template <class P>
-POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &lay, int64_t t0, int64_t t1,
+template <class P, class Phi>
+POLA_BF16_TARGET inline void key_chunk(const PolarityAttnArgs &a, const Phi &phi, const Bf16Layout &lay, int64_t t0, int64_t t1,
                                        int h0, int h1, float *states) {
   const int d = lay.d, group = h1 - h0;
   const int64_t phit_head = lay.kp * kKeyBlock, vnni_head = kKeyBlock * lay.np;
@@ -119,7 +120,7 @@ POLA_BF16_TARGET inline void key_chunk(const PolaAttnArgs &a, const Bf16Layout &
       for (int g = 0; g < group; ++g) {
         const int64_t c0 = int64_t(h0 + g) * d;
         for (int jc = 0; jc < d; jc += 16)
-          key_features16(a, lay, b0 + tt, ntok, t1, c0, jc, std::min(16, d - jc), phit + g * phit_head, tt,
+          key_features16(a, phi, lay, b0 + tt, ntok, t1, c0, jc, std::min(16, d - jc), phit + g * phit_head, tt,
                          states + (h0 + g) * lay.state + lay.kp * lay.np);
         value_pairs(a, lay, b0 + tt, ntok, c0, vnni + g * vnni_head + tt / 2 * 2 * lay.np);
       }

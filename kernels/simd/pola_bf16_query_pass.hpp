@@ -1,5 +1,5 @@
 // Query pass of the bf16 polarity core (pola_attention_bf16.hpp): per block
-// of query tokens, the features q_sim = [pos(q')^p, neg(q')^p] as bf16 rows,
+// of query tokens, the features q_sim = [f(pos(q')), f(neg(q'))] as bf16 rows,
 // q_sim @ M in bf16 (M in VNNI rows, fp32 accumulation; the product policy
 // P of pola_bf16_products.hpp: AMX tiles or AVX512-BF16 dot products), then the
 // fp32 denominators (computed with the features, as in the fp32 core) and the
@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
-#include "kernels/simd/abs_pow_bf16.hpp"
+#include "kernels/simd/pola_bf16_feature_map.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
 #include "kernels/simd/pola_bf16_key_pass.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
@@ -45,8 +45,8 @@ POLA_BF16_TARGET inline void denominator_factors(float *parts, int64_t tb, float
     }
 }
 
-template <class P>
-POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout &lay, const float *states_m,
+template <class P, class Phi>
+POLA_BF16_TARGET inline void query_block(const PolarityAttnArgs &a, const Phi &phi, const Bf16Layout &lay, const float *states_m,
                                          int64_t t0, int64_t t1, bool stream_out, QueryScratch &s) {
   const int d = lay.d, half = lay.half, heads = a.heads;
   const int64_t tb = t1 - t0, phiq_head = kQueryBlock * lay.kp, ob_head = kQueryBlock * lay.np;
@@ -66,7 +66,7 @@ POLA_BF16_TARGET inline void query_block(const PolaAttnArgs &a, const Bf16Layout
         if (fetch) _mm_prefetch(reinterpret_cast<const char *>(q + pola_detail::kPrefetchTokens * a.ld_q + j), _MM_HINT_T1);
         const __mmask16 lanes = __mmask16((1u << n) - 1);
         const V u = V(load_part(q + j, n)) * V(load_part(a.inv_scale + c0 + j, n));
-        const V m = abs_pow_bf16(u, load_part(a.power + c0 + j, n)); // 0 on pad lanes
+        const V m(phi.apply(phi.band(c0 + j, n), u)); // 0 on pad lanes
         // One conversion, then each half keeps the lanes of its sign (bf16 zero is 0x0000).
         const __m256i mb = to_bf16x16(m);
         const __mmask16 neg_lanes = _mm512_cmp_ps_mask(u, zero, _CMP_LT_OQ);

@@ -6,15 +6,16 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/pola_attention_common.hpp"
 
 namespace pola::kernels::simd::pola_detail {
 
 // One key block of one head, as the sign-sorted GEMM reads it: per token the
-// magnitudes |k'|^p (stride dp, pads zero) and the v row (stride dp, pads
-// zero); per channel a token mask (bit t set: k'_t < 0 for that channel).
+// magnitudes f(|k'|) of the feature map (stride dp, pads zero) and the v row
+// (stride dp, pads zero); per channel a token mask (bit t set: k'_t < 0 for
+// that channel).
 struct KeyBlock {
   const float *mag, *v;
   const uint64_t *neg; // d masks
@@ -77,9 +78,9 @@ inline void kv_accumulate(const KeyBlock &kb, int d, float *kv) {
 // kPrefetchTokens ahead) into per-head magnitude, sign and value scratch that
 // stays in L1/L2; then each head's sign-sorted GEMM runs. A head's result
 // does not depend on which other heads share its group.
-template <class A>
-void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t t1, int h0, int h1,
-               float *states) {
+template <class A, class Phi>
+void key_chunk(const PolarityAttnArgs &a, const Phi &phi, const Layout<A> &lay, int64_t t0, int64_t t1, int h0,
+               int h1, float *states) {
   constexpr int L = kLanes<A>;
   const int d = lay.d, group = h1 - h0, words = lay.words;
   const int64_t width = int64_t(a.heads) * d;
@@ -113,7 +114,7 @@ void key_chunk(const PolaAttnArgs &a, const Layout<A> &lay, int64_t t0, int64_t 
           Vec<A> u = load_first<A>(kr + j, n);
           if (pr) u += load_first<A>(pr + j, n);
           u *= load_first<A>(a.inv_scale + c0 + j, n);
-          const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
+          const Vec<A> m = phi.apply(phi.band(c0 + j, n), u); // 0 on pad lanes
           m.store_aligned(mg + j);
           sg[j / 64] |= sign_bits<A>(u) << (j % 64);
           // ksum: pos part at [0, d), neg part at [d, 2d). A -0 or a pad lane has m = 0.

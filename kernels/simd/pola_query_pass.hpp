@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "kernels/cache_sizes.h"
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
 #include "kernels/simd/pola_attention_common.hpp"
@@ -17,7 +17,7 @@
 namespace pola::kernels::simd::pola_detail {
 
 // One query block of one head, as the sign-sorted product reads it: per
-// token the magnitudes |q'|^p (stride d); per channel a token mask (bit t
+// token the magnitudes f(|q'|) (stride d); per channel a token mask (bit t
 // set: q'_t < 0); the output rows (stride mp), accumulated in place.
 struct QueryBlock {
   const float *mag;
@@ -94,8 +94,8 @@ template <class A> struct QueryScratch {
         den(heads * kQueryBlock * 2) {}
 };
 
-template <class A>
-void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *states_m, int64_t t0,
+template <class A, class Phi>
+void query_block(const PolarityAttnArgs &a, const Phi &phi, const Layout<A> &lay, const float *states_m, int64_t t0,
                  int64_t t1, bool stream_out, QueryScratch<A> &scratch) {
   constexpr int L = kLanes<A>;
   const int d = lay.d, half = lay.half, heads = a.heads, words = lay.words;
@@ -124,7 +124,7 @@ void query_block(const PolaAttnArgs &a, const Layout<A> &lay, const float *state
       for (int j = 0; j < d; j += L) {
         const int n = std::min(L, d - j);
         const Vec<A> u = load_first<A>(q + j, n) * load_first<A>(a.inv_scale + c0 + j, n);
-        const Vec<A> m = abs_pow<A>(u, load_first<A>(a.power + c0 + j, n)); // 0 on pad lanes
+        const Vec<A> m = phi.apply(phi.band(c0 + j, n), u); // 0 on pad lanes
         store_first<A>(mg + j, m, n);
         // Row j of M for pos(q'), d + j for neg(q'), by u's sign bit (a -0
         // picks row d + j, but its m is 0).

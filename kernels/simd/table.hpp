@@ -1,7 +1,7 @@
-// The KernelTable of one xsimd arch: included only by kernels/isa/*.cpp.
+// The SimdKernels of one xsimd arch: included only by kernels/isa/*.cpp.
 #pragma once
 
-#include "kernels/kernels.h"
+#include "kernels/isa/tables.h"
 #include "kernels/simd/abs_pow_map.hpp"
 #include "kernels/simd/gelu.hpp"
 #include "kernels/simd/layernorm.hpp"
@@ -12,10 +12,10 @@
 
 namespace pola::kernels::simd {
 
-template <class A> KernelTable make_table(Isa isa) {
-  return KernelTable{isa, &layernorm<A>, &gelu<A>, &mul_rows<A>, &pola_attention<A>,
-                     &window_attention<A>, &to_bf16<A>, &layernorm_bf16<A>, &gelu_bf16<A>,
-                     &abs_pow_map<A>};
+template <class A> constexpr isa::SimdKernels make_kernels() {
+  return isa::SimdKernels{&layernorm<A>, &layernorm_bf16<A>, &gelu<A>,
+                          &gelu_bf16<A>, &mul_rows<A>,       &to_bf16<A>,
+                          &abs_pow_map<A>, &polarity_attention<A>, &window_attention<A>};
 }
 
 } // namespace pola::kernels::simd

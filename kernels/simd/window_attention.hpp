@@ -15,7 +15,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
 

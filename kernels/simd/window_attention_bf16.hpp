@@ -6,7 +6,8 @@
 // weights are rounded to bf16 before the value product and the sum is taken
 // over the rounded weights, so each output row is an exact convex
 // combination of the bf16 values. Heads whose width is not a multiple of 32
-// (the products' column blocks) run the fp32 kernel.
+// (the products' column blocks) and windows of more than kMaxWindowKeys are
+// refused (window_bf16_fits: the registry runs the fp32 kernel for them).
 //
 // Layouts per (window, head) item, all per-thread scratch:
 //  - qb: R x d bf16, the query rows (R = t rounded up to the policy's rows);
@@ -21,7 +22,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/kernels.h"
+#include "kernels/attention_args.h"
+#include "kernels/refuse.h"
 #include "kernels/scratch.h"
 #include "kernels/simd/pola_bf16_products.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
@@ -29,8 +31,7 @@
 
 namespace pola::kernels::simd::bf16_detail {
 
-// Most keys per window this kernel takes (its per-row stack buffers); larger
-// windows run the fp32 kernel. Swin's are 49 (7 x 7) and 144 (12 x 12).
+// Most keys per window this kernel takes (its per-row stack buffers). Swin's are 49 (7 x 7) and 144 (12 x 12).
 constexpr int kMaxWindowKeys = 256;
 
 // Whether the bf16 kernel takes a problem: heads in whole 32-column blocks
@@ -85,6 +86,7 @@ POLA_BF16_TARGET inline float softmax_row_bf16(const float *s, int t, int64_t tp
 template <class P>
 POLA_BF16_TARGET inline void window_attention_bf16(const WindowAttnArgs &a) {
   const int t = a.tokens, d = a.head_dim;
+  if (!window_bf16_fits(a)) refuse("window_attention bf16", "head_dim not a multiple of 32, or over 256 tokens");
   if (a.windows <= 0 || t <= 0 || a.heads <= 0 || d <= 0) return;
   constexpr int R0 = P::kRows;
   const int64_t tp = (int64_t(t) + 31) / 32 * 32, rows = (int64_t(t) + R0 - 1) / R0 * R0;

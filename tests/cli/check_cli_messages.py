@@ -187,7 +187,7 @@ def version(args):
     check(re.search(r"compiler  (gcc|clang) \d+\.\d+", out) is not None, "--version: compiler named",
           process_detail(r))
     check(f"oneDNN    {want_dnnl}" in out, f"--version: oneDNN {want_dnnl}", process_detail(r))
-    check(re.search(r"isa       (scalar|avx2|avx512) ", out) is not None, "--version: the chosen ISA",
+    check(re.search(r"isa       (scalar|avx2|avx512|avx512_bf16|amx_bf16) ", out) is not None, "--version: the chosen ISA",
           process_detail(r))
     forced = pola(args, "--version", env={"POLA_ISA": "scalar"})
     check("isa       scalar (POLA_ISA=scalar)" in forced.stdout, "--version under POLA_ISA=scalar says scalar and why",

@@ -1,12 +1,13 @@
-// Dispatch finds every feature /proc/cpuinfo lists, and only those: the
-// kernel tables, the bf16 instructions, and (with no POLA_ISA) the best of
-// them active. Exit 77 (skipped) where /proc/cpuinfo cannot be read.
+// Detection finds every feature /proc/cpuinfo lists, and only those: the
+// levels of the ISA ladder, the registry's kernels on them, and (with no
+// POLA_ISA) the best of them active. Exit 77 (skipped) where /proc/cpuinfo
+// cannot be read.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cpuinfo_features.h"
-#include "kernels/gemm_bf16.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 
@@ -26,15 +27,21 @@ int main() {
                 got == want ? "ok" : "MISMATCH");
     failures += got != want;
   };
-  check("AVX2 + FMA table", cpu_supports(Isa::avx2), flags.avx2);
-  check("AVX-512 F/DQ/BW/VL table", cpu_supports(Isa::avx512), flags.avx512);
-  check("AVX512-BF16 attention core", pola_attention_bf16_on(Bf16Isa::avx512_bf16) != nullptr, flags.avx512_bf16);
-  check("AMX-BF16 (best bf16 instructions)", cpu_bf16_isa() == Bf16Isa::amx_bf16, flags.amx_bf16);
-  check("AMX-BF16 GEMM", gemm_bf16_amx() != nullptr, flags.amx_bf16);
-  const Isa best = flags.avx512 ? Isa::avx512 : flags.avx2 ? Isa::avx2 : Isa::scalar;
-  check("active table is the best one", active().isa == best, true);
-  const Bf16Isa best_bf16 = flags.amx_bf16 ? Bf16Isa::amx_bf16 : flags.avx512_bf16 ? Bf16Isa::avx512_bf16 : Bf16Isa::none;
-  check("active bf16 instructions are the best", active_bf16_isa() == best_bf16, true);
-  std::printf("active: %s, bf16 %s\n", isa_name(active().isa), bf16_isa_name(active_bf16_isa()));
+  check("AVX2 + FMA kernels", cpu_supports(Isa::avx2), flags.avx2);
+  check("AVX-512 F/DQ/BW/VL kernels", cpu_supports(Isa::avx512), flags.avx512);
+  check("AVX512-BF16 attention core",
+        lookup<Op::polarity_attention, DType::bf16>(Isa::avx512_bf16) != nullptr, flags.avx512_bf16);
+  check("AMX-BF16 attention core", lookup<Op::polarity_attention, DType::bf16>(Isa::amx_bf16) != nullptr,
+        flags.amx_bf16);
+  check("AMX-BF16 GEMM", resolve<Op::gemm, DType::bf16>(Bf16GemmArgs{}).fn != nullptr, flags.amx_bf16);
+  const Isa best = flags.amx_bf16      ? Isa::amx_bf16
+                   : flags.avx512_bf16 ? Isa::avx512_bf16
+                   : flags.avx512      ? Isa::avx512
+                   : flags.avx2        ? Isa::avx2
+                                       : Isa::scalar;
+  check("active ISA is the best one", active_isa() == best, true);
+  check("fp32 kernels on the best fp32 ISA",
+        resolve<Op::layernorm, DType::fp32>().isa == std::min(best, Isa::avx512), true);
+  std::printf("active: %s, bf16 %s\n", isa_name(active_isa()), bf16_instructions_name(active_isa()));
   return failures ? 1 : 0;
 }

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace pola::test {
 
@@ -68,22 +68,65 @@ inline bool detected(Feature f) {
   case Feature::scalar: return true;
   case Feature::avx2: return cpu_supports(Isa::avx2);
   case Feature::avx512: return cpu_supports(Isa::avx512);
-  case Feature::avx512_bf16: return pola_attention_bf16_on(Bf16Isa::avx512_bf16) != nullptr;
-  case Feature::amx_bf16: return cpu_bf16_isa() == Bf16Isa::amx_bf16;
+  case Feature::avx512_bf16: return cpu_supports(Isa::avx512_bf16);
+  case Feature::amx_bf16: return cpu_supports(Isa::amx_bf16);
   }
   return false;
 }
 
 inline Feature feature_of(kernels::Isa isa) {
-  return isa == kernels::Isa::avx512 ? Feature::avx512 : isa == kernels::Isa::avx2 ? Feature::avx2 : Feature::scalar;
+  switch (isa) {
+  case kernels::Isa::scalar: return Feature::scalar;
+  case kernels::Isa::avx2: return Feature::avx2;
+  case kernels::Isa::avx512: return Feature::avx512;
+  case kernels::Isa::avx512_bf16: return Feature::avx512_bf16;
+  case kernels::Isa::amx_bf16: return Feature::amx_bf16;
+  }
+  return Feature::all;
 }
 
-// The tables this run checks: the scalar one (the reference) first, then the
-// table of the run's feature, or of every ISA this machine runs when unset.
-inline std::vector<const kernels::KernelTable *> available_tables() {
-  std::vector<const kernels::KernelTable *> out;
+// The registry's entries of one ISA for the ops every ISA up to avx512 has
+// (the fp32 ones and the bf16-output ones), looked up by exact key.
+struct IsaKernels {
+  kernels::Isa isa;
+  kernels::KernelFn<kernels::Op::layernorm, kernels::DType::fp32> layernorm;
+  kernels::KernelFn<kernels::Op::layernorm, kernels::DType::bf16> layernorm_bf16;
+  kernels::KernelFn<kernels::Op::gelu, kernels::DType::fp32> gelu;
+  kernels::KernelFn<kernels::Op::gelu, kernels::DType::bf16> gelu_bf16;
+  kernels::KernelFn<kernels::Op::mul_rows, kernels::DType::fp32> mul_rows;
+  kernels::KernelFn<kernels::Op::to_bf16, kernels::DType::bf16> to_bf16;
+  kernels::KernelFn<kernels::Op::abs_pow, kernels::DType::fp32> abs_pow;
+  kernels::KernelFn<kernels::Op::polarity_attention, kernels::DType::fp32> polarity_attention;
+  kernels::KernelFn<kernels::Op::window_attention, kernels::DType::fp32> window_attention;
+};
+
+// isa's kernels, or nullptr where this machine cannot run isa.
+inline const IsaKernels *kernels_for(kernels::Isa isa) {
+  using namespace kernels;
+  static const auto make = [](Isa i) {
+    return IsaKernels{i,
+                      lookup<Op::layernorm, DType::fp32>(i),
+                      lookup<Op::layernorm, DType::bf16>(i),
+                      lookup<Op::gelu, DType::fp32>(i),
+                      lookup<Op::gelu, DType::bf16>(i),
+                      lookup<Op::mul_rows, DType::fp32>(i),
+                      lookup<Op::to_bf16, DType::bf16>(i),
+                      lookup<Op::abs_pow, DType::fp32>(i),
+                      lookup<Op::polarity_attention, DType::fp32>(i),
+                      lookup<Op::window_attention, DType::fp32>(i)};
+  };
+  static const IsaKernels all[] = {make(Isa::scalar), make(Isa::avx2), make(Isa::avx512)};
+  for (const IsaKernels &k : all)
+    if (k.isa == isa) return cpu_supports(isa) ? &k : nullptr;
+  return nullptr;
+}
+
+// The ISAs whose kernels this run checks: the scalar references first, then
+// the run's feature, or every ISA up to avx512 this machine runs when unset.
+inline std::vector<const IsaKernels *> available_tables() {
+  std::vector<const IsaKernels *> out;
   for (auto isa : {kernels::Isa::scalar, kernels::Isa::avx2, kernels::Isa::avx512})
-    if (auto *t = kernels::table_for(isa); t && (isa == kernels::Isa::scalar || covers(feature_of(isa))))
+    if (auto *t = kernels_for(isa); t && (isa == kernels::Isa::scalar || covers(feature_of(isa))))
       out.push_back(t);
   return out;
 }

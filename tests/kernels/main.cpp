@@ -5,7 +5,7 @@
 #include <initializer_list>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 int main(int argc, char **argv) {
   using namespace pola::kernels;
@@ -19,9 +19,9 @@ int main(int argc, char **argv) {
     std::printf("kernels: SKIPPED: this CPU/OS has no %s (dispatch detected none)\n", pola::test::feature_name(f));
     return 77;
   }
-  std::printf("kernels: checking %s; tables:", pola::test::feature_name(f));
-  for (const KernelTable *t : pola::test::available_tables()) std::printf(" %s", isa_name(t->isa));
-  std::printf("; active table = %s\n", isa_name(active().isa));
+  std::printf("kernels: checking %s; ISAs:", pola::test::feature_name(f));
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) std::printf(" %s", isa_name(t->isa));
+  std::printf("; active ISA = %s\n", isa_name(active_isa()));
   doctest::Context ctx(argc, argv);
   return ctx.run();
 }

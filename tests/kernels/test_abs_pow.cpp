@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 
@@ -26,7 +26,7 @@ struct PowErr {
 };
 
 // Relative errors of t->abs_pow over u = +-2^x, x uniform in [lo, hi), p uniform in [1, 5].
-PowErr measure(const KernelTable *t, double lo, double hi, uint64_t seed) {
+PowErr measure(const pola::test::IsaKernels *t, double lo, double hi, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> log_mag(lo, hi), pw(1.0, 5.0);
   const int64_t n = 1 << 18;
@@ -53,7 +53,7 @@ PowErr measure(const KernelTable *t, double lo, double hi, uint64_t seed) {
 } // namespace
 
 TEST_CASE("abs_pow matches pow(|u|, p) in double on every ISA, |u| in [2^-20, 2^6), p in [1, 5]") {
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     INFO("isa=" << std::string(isa_name(t->isa)));
     const PowErr wide = measure(t, -20.0, 6.0, pola::test::base_seed() + 3000);
     const PowErr near_one = measure(t, -1.0, 1.0, pola::test::base_seed() + 3001);
@@ -73,7 +73,7 @@ TEST_CASE("abs_pow edge cases on every ISA: 0, subnormal, inf, overflow") {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> u = {0.0f, -0.0f, 1e-40f, -1e-39f, inf, -inf, 1e30f, -2.0f, 4.0f, 3.0f, 0.5f, 1.0f};
   const std::vector<float> p = {2.0f, 3.0f, 1.5f, 1.0f, 2.0f, 1.0f, 5.0f, 1.0f, 0.5f, 2.0f, 3.0f, 4.5f};
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     INFO("isa=" << std::string(isa_name(t->isa)));
     std::vector<float> y(u.size());
     t->abs_pow(u.data(), p.data(), y.data(), int64_t(u.size()));

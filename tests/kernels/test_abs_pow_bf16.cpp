@@ -12,7 +12,7 @@
 #include <random>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "kernels/simd/abs_pow_bf16.hpp"
 
 using namespace pola::kernels;

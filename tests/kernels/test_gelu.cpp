@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 
@@ -20,7 +20,7 @@ TEST_CASE("gelu matches erf GELU in double on every ISA") {
     for (auto &v : x) v = u(rng);
     x[0] = 0.0f;
     const float guard = x[size_t(n)];
-    for (const KernelTable *t : pola::test::available_tables())
+    for (const pola::test::IsaKernels *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " n=" << n);
@@ -48,7 +48,7 @@ TEST_CASE("gelu_bf16 is the table's gelu rounded by its to_bf16, bit for bit") {
     const int64_t ld_x = s.cols + 3, ld_h = s.cols + 5;
     std::vector<float> x(size_t(s.rows * ld_x));
     for (auto &v : x) v = u(rng);
-    for (const KernelTable *t : pola::test::available_tables())
+    for (const pola::test::IsaKernels *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " cols=" << s.cols);

@@ -18,7 +18,7 @@
 
 #include "helpers.h"
 #include "kernels/gemm_bf16.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
@@ -81,7 +81,7 @@ struct Epilogue {
 };
 
 // One epilogue at 1, 2 and 3 threads: reference bound, gaps untouched, threads identical.
-void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
+void check(const GemmProblem &p, const Epilogue &e, KernelFn<Op::gemm, DType::bf16> fn) {
   CAPTURE(p.rows);
   CAPTURE(p.k);
   CAPTURE(p.n);
@@ -137,9 +137,9 @@ void check(const GemmProblem &p, const Epilogue &e, Bf16GemmFn fn) {
 }
 
 // The AMX GEMM when this run checks AMX-BF16 (which this CPU then has), else null.
-Bf16GemmFn amx_gemm_or_skip() {
+KernelFn<Op::gemm, DType::bf16> amx_gemm_or_skip() {
   if (!pola::test::runs_feature(pola::test::Feature::amx_bf16)) return nullptr;
-  Bf16GemmFn fn = gemm_bf16_amx();
+  KernelFn<Op::gemm, DType::bf16> fn = lookup<Op::gemm, DType::bf16>(Isa::amx_bf16);
   REQUIRE(bool(fn));
   return fn;
 }
@@ -170,7 +170,7 @@ TEST_CASE("gemm_bf16: packing puts W[n][k] where the layout says, zero padded") 
 }
 
 TEST_CASE("gemm_bf16: AMX kernel matches the reference, every epilogue, ragged tails, 1/2/3 threads") {
-  const Bf16GemmFn fn = amx_gemm_or_skip();
+  const KernelFn<Op::gemm, DType::bf16> fn = amx_gemm_or_skip();
   if (!fn) return;
   struct Size { int64_t rows, k, n; };
   // Full blocks (direct A loads), ragged rows/columns/k, one row, rows spanning chunks.
@@ -187,7 +187,7 @@ TEST_CASE("gemm_bf16: AMX kernel matches the reference, every epilogue, ragged t
 }
 
 TEST_CASE("gemm_bf16: large rows split over chunks and threads stay bit-identical") {
-  const Bf16GemmFn fn = amx_gemm_or_skip();
+  const KernelFn<Op::gemm, DType::bf16> fn = amx_gemm_or_skip();
   if (!fn) return;
   const GemmProblem p(1000, 1056, 72, pola::test::base_seed() + 99); // A rows larger than one L2 chunk
   check(p, {true, true, false, false}, fn);

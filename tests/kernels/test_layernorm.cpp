@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 using pola::test::Strided;
@@ -37,7 +37,7 @@ TEST_CASE("layernorm matches the double oracle on every ISA") {
     const LayerNormCase lc(s.rows, s.cols, s.offset, rng);
     const Strided &x = lc.x;
     const std::vector<float> &gamma = lc.gamma, &beta = lc.beta;
-    for (const KernelTable *t : pola::test::available_tables())
+    for (const pola::test::IsaKernels *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " rows=" << s.rows
@@ -81,7 +81,7 @@ TEST_CASE("layernorm_bf16 is the table's layernorm rounded by its to_bf16, bit f
     const LayerNormCase lc(s.rows, s.cols, s.offset, rng);
     const Strided &x = lc.x;
     const std::vector<float> &gamma = lc.gamma, &beta = lc.beta;
-    for (const KernelTable *t : pola::test::available_tables())
+    for (const pola::test::IsaKernels *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " cols=" << s.cols);

@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 using pola::test::Strided;
@@ -15,7 +15,7 @@ TEST_CASE("mul_rows is an exact elementwise product on every ISA") {
     Strided y0(6, cols, 3), g(6, cols, 9);
     pola::test::fill(y0, rng, -4.0f, 4.0f, 0.1);
     pola::test::fill(g, rng, -4.0f, 4.0f, 0.1);
-    for (const KernelTable *t : pola::test::available_tables())
+    for (const pola::test::IsaKernels *t : pola::test::available_tables())
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " cols=" << cols);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 using namespace pola::kernels;
 using pola::test::Strided;
@@ -32,14 +32,14 @@ struct Problem {
         v(nk, int64_t(h) * dd, pad + 1), pos_enc(size_t(nk * h * dd)), inv_scale(size_t(h * dd)),
         power(size_t(h * dd)), with_pos(pos) {}
 
-  PolaAttnArgs args(float *out, int64_t ld_out, int threads) const {
-    PolaAttnArgs a;
+  PolarityAttnArgs args(float *out, int64_t ld_out, int threads) const {
+    PolarityAttnArgs a;
     a.n_q = n_q; a.n_k = n_k; a.heads = heads; a.head_dim = d;
     a.q = q.data.data(); a.ld_q = q.ld;
     a.k = k.data.data(); a.ld_k = k.ld;
     a.v = v.data.data(); a.ld_v = v.ld;
     a.pos_enc = with_pos ? pos_enc.data() : nullptr;
-    a.inv_scale = inv_scale.data(); a.power = power.data();
+    a.inv_scale = inv_scale.data(); a.feature = FeatureMap{FeatureKind::abs_pow, power.data()};
     a.out = out; a.ld_out = ld_out; a.threads = threads;
     return a;
   }
@@ -193,9 +193,9 @@ struct RunResult {
   }
 };
 
-RunResult run(const KernelTable &t, const Problem &p, int threads) {
+RunResult run(const pola::test::IsaKernels &t, const Problem &p, int threads) {
   RunResult r(p.n_q, int64_t(p.heads) * p.d);
-  t.pola_attention(p.args(r.out.data.data(), r.out.ld, threads));
+  t.polarity_attention(p.args(r.out.data.data(), r.out.ld, threads));
   return r;
 }
 
@@ -241,7 +241,7 @@ TEST_CASE("pola_attention matches the double oracle on every ISA, awkward shapes
     ++seed;
     const Problem p = make_problem(s.n_q, s.n_k, s.heads, s.d, s.pos, s.signs, seed);
     const Oracle o = oracle(p);
-    for (const KernelTable *t : pola::test::available_tables()) {
+    for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
       for (int threads : {1, 2}) {
         CAPTURE(seed);
         INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads << " n_q=" << s.n_q
@@ -266,7 +266,7 @@ TEST_CASE("pola_attention: the O(N) state equals the explicit phi_q phi_k^T form
     const std::vector<double> e = explicit_form(p);
     for (size_t i = 0; i < e.size(); ++i)
       REQUIRE(std::fabs(e[i] - o.x[i]) <= 1e-9 * (o.abs_num[i] + std::fabs(o.x[i])) + 1e-300);
-    for (const KernelTable *t : pola::test::available_tables()) {
+    for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
       INFO("isa=" << std::string(isa_name(t->isa)));
       RunResult r = run(*t, p, 1);
       Oracle oe = o;
@@ -280,12 +280,12 @@ TEST_CASE("pola_attention: every ISA agrees with the scalar reference") {
   uint64_t seed = pola::test::base_seed() + 200;
   const Problem p = make_problem(257, 1500, 3, 20, true, 0, seed);
   const Oracle o = oracle(p);
-  const RunResult ref = run(*table_for(Isa::scalar), p, 1);
+  const RunResult ref = run(*pola::test::kernels_for(Isa::scalar), p, 1);
   // Use the reference output as the centre; its own error is within the budget too.
   Oracle centred = o;
   for (int64_t t = 0; t < ref.out.rows; ++t)
     for (int64_t c = 0; c < ref.out.cols; ++c) centred.x[size_t(t * ref.out.cols + c)] = ref.out.at(t, c);
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     CAPTURE(seed);
     INFO("isa=" << std::string(isa_name(t->isa)));
     check_against_oracle(run(*t, p, 2).out, centred, 2 * tolerance_factor(p.n_k), "vs scalar");
@@ -297,7 +297,7 @@ TEST_CASE("pola_attention is bit-identical for 1, 2 and 3 threads") {
   CAPTURE(seed);
   // n_k large enough for several key chunks.
   const Problem p = make_problem(3137, 5000, 2, 64, true, 0, seed);
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     INFO("isa=" << std::string(isa_name(t->isa)));
     const RunResult one = run(*t, p, 1);
     for (int threads : {2, 3}) {
@@ -321,12 +321,12 @@ TEST_CASE("pola_attention: a large aligned output (non-temporal stores) equals t
       static_cast<float *>(std::aligned_alloc(64, a_floats * sizeof(float))), &std::free);
   REQUIRE(out_a);
   std::vector<float> out_b(size_t(n_q) * b_ld);
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     if (t->isa == Isa::scalar) continue; // the scalar reference has no streaming path
     INFO("isa=" << std::string(isa_name(t->isa)));
     std::fill(out_a.get(), out_a.get() + a_floats, -1.0f);
-    t->pola_attention(p.args(out_a.get(), width, 2));
-    t->pola_attention(p.args(out_b.data(), int64_t(b_ld), 2));
+    t->polarity_attention(p.args(out_a.get(), width, 2));
+    t->polarity_attention(p.args(out_b.data(), int64_t(b_ld), 2));
     int64_t differ = 0;
     for (int64_t r = 0; r < n_q; ++r)
       differ += std::memcmp(out_a.get() + r * width, out_b.data() + r * b_ld, width * sizeof(float)) != 0;
@@ -354,7 +354,7 @@ TEST_CASE("pola_attention: feature maps at 0, subnormal, FLT_MIN and large input
       if ((t + c) % 3 == 1) p.q.at(t, c) = specials[(t * 5 + c) % (n_special - 3)] * 1e-1f;
   for (float &s : p.inv_scale) s = 1.0f; // keys of 1e4 at p = 5 give 1e20 exactly as built
   const Oracle o = oracle(p);
-  for (const KernelTable *t : pola::test::available_tables()) {
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
     for (int threads : {1, 2}) {
       INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads);
       check_against_oracle(run(*t, p, threads).out, o, tolerance_factor(p.n_k), "special inputs");

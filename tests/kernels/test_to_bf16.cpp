@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "helpers.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
@@ -44,7 +44,7 @@ TEST_CASE("to_bf16 rounds to nearest even on every ISA, strided, keeps NaN and I
   for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); ++i) x[i] = specials[i];
   const uint32_t carrying_nan = 0x7fffffff; // a NaN whose rounding would carry into the sign
   std::memcpy(&x[ld_x + 1], &carrying_nan, 4);
-  for (const KernelTable *t : pola::test::available_tables())
+  for (const pola::test::IsaKernels *t : pola::test::available_tables())
     for (int threads : {1, 2}) {
       INFO("isa=" << std::string(isa_name(t->isa)) << " threads=" << threads);
       std::vector<uint16_t> y(rows * ld_y, 0xabcd);

@@ -1,7 +1,8 @@
 // Polarity-aware linear attention (SPEC section 3, steps 2-7), scalar.
 //
 // Key side, per head, one pass over the key tokens:
-//   k' = (k + pos_enc) * inv_scale,  phi_k = [relu(k')^p, relu(-k')^p]   (2d)
+//   k' = (k + pos_enc) * inv_scale,  phi_k = [f(relu(k')), f(relu(-k'))]   (2d)
+// (f: the feature map of args.feature, ScalarFeature; abs_pow: f(m) = m^p)
 //   KV   = sum_t phi_k[t]^T v[t]   (2d x d, columns [v1 | v2])
 //   ksum = sum_t phi_k[t]          (2d)
 // accumulated in double (this file is the oracle for the SIMD kernels), then
@@ -15,19 +16,30 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/refuse.h"
+
 namespace pola::kernels::reference {
 
-namespace {
+ScalarFeature::ScalarFeature(const FeatureMap &m) : map(m) {
+  if (!known_feature_map(m)) refuse_feature_map("polarity_attention scalar", m);
+}
 
-// relu(u)^p computed as exp(p log u) only for u > 0 (SPEC section 8).
-inline float relu_pow(float u, float p) { return u > 0.0f ? std::exp(p * std::log(u)) : 0.0f; }
+// abs_pow: relu(x)^p computed as exp(p log x) only for x > 0 (SPEC section 8).
+float ScalarFeature::operator()(float x, int64_t channel) const {
+  switch (map.kind) {
+  case FeatureKind::abs_pow: return x > 0.0f ? std::exp(map.power[channel] * std::log(x)) : 0.0f;
+  }
+  return 0.0f; // not reached: the constructor refused other kinds
+}
+
+namespace {
 
 // Per-head normalised state: KV / n (2d x d) and kmean (2d), in double.
 struct HeadState {
   std::vector<double> kv, kmean;
 };
 
-HeadState key_state(const PolaAttnArgs &a, int head) {
+HeadState key_state(const PolarityAttnArgs &a, const ScalarFeature &phi_of, int head) {
   const int d = a.head_dim;
   const int64_t c0 = int64_t(head) * d;
   const int64_t width = int64_t(a.heads) * d;
@@ -40,8 +52,8 @@ HeadState key_state(const PolaAttnArgs &a, int head) {
       float u = k[j];
       if (a.pos_enc) u += a.pos_enc[t * width + c0 + j];
       u *= a.inv_scale[c0 + j];
-      phi[j] = relu_pow(u, a.power[c0 + j]);
-      phi[d + j] = relu_pow(-u, a.power[c0 + j]);
+      phi[j] = phi_of(u, c0 + j);
+      phi[d + j] = phi_of(-u, c0 + j);
     }
     for (int r = 0; r < 2 * d; ++r) {
       s.kmean[r] += phi[r];
@@ -58,11 +70,12 @@ HeadState key_state(const PolaAttnArgs &a, int head) {
 
 } // namespace
 
-void pola_attention(const PolaAttnArgs &a) {
+void polarity_attention(const PolarityAttnArgs &a) {
+  const ScalarFeature phi_of(a.feature);
   const int d = a.head_dim, half = d / 2;
   std::vector<HeadState> states(a.heads);
 #pragma omp parallel for num_threads(a.threads > 1 ? a.threads : 1) if (a.threads > 1 && a.heads > 1) schedule(static, 1)
-  for (int h = 0; h < a.heads; ++h) states[h] = key_state(a, h);
+  for (int h = 0; h < a.heads; ++h) states[h] = key_state(a, phi_of, h);
 
 #pragma omp parallel for num_threads(a.threads > 1 ? a.threads : 1) if (a.threads > 1) schedule(static)
   for (int64_t t = 0; t < a.n_q; ++t) {
@@ -72,8 +85,8 @@ void pola_attention(const PolaAttnArgs &a) {
       const float *q = a.q + t * a.ld_q + c0;
       for (int j = 0; j < d; ++j) {
         const float u = q[j] * a.inv_scale[c0 + j];
-        q_sim[j] = relu_pow(u, a.power[c0 + j]);
-        q_sim[d + j] = relu_pow(-u, a.power[c0 + j]);
+        q_sim[j] = phi_of(u, c0 + j);
+        q_sim[d + j] = phi_of(-u, c0 + j);
       }
       const HeadState &s = states[h];
       // q_opp[r] = q_sim[(r + d) mod 2d].

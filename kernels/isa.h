@@ -1,0 +1,43 @@
+// The one ISA ladder of the kernels, what this CPU and OS support of it, and
+// the POLA_ISA cap. Every kernel of the registry (registry.h) is keyed by one
+// of these levels.
+#pragma once
+
+namespace pola::kernels {
+
+// Ordered: a higher level adds instructions to the one below it.
+//   scalar       plain C++ (the references; any x86-64)
+//   avx2         AVX2 + FMA
+//   avx512       AVX-512 F/BW/DQ/VL + FMA
+//   avx512_bf16  + AVX512-BF16 (vdpbf16ps: two bf16 products per fp32 lane)
+//   amx_bf16     + AMX-TILE/AMX-BF16 tiles (Linux granted the tile state)
+// cpu_supports() checks each level's own instructions, so a level is usable
+// even where one in between is missing (an AMX CPU without AVX512-BF16).
+enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3, amx_bf16 = 4 };
+inline constexpr Isa kIsaLadder[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::amx_bf16};
+
+// "scalar", "avx2", "avx512", "avx512_bf16", "amx_bf16": the POLA_ISA values.
+const char *isa_name(Isa isa);
+// The ISA isa_name() calls `name`; false if none is.
+bool isa_from_name(const char *name, Isa &isa);
+
+// Whether the CPU (CPUID), the OS (XCR0 state, and for AMX Linux's tile
+// permission) support the level's instructions.
+bool cpu_supports(Isa isa);
+// The highest level cpu_supports().
+Isa cpu_isa();
+
+// The highest level the kernels may use: cpu_isa(), or the level POLA_ISA
+// names when this machine supports it (otherwise an error is printed once
+// and cpu_isa() is used). The only place the cap is applied; chosen once,
+// thread-safe.
+Isa active_isa();
+// The POLA_ISA value in force (a level this machine supports), or nullptr
+// when no cap is set: what the oneDNN ISA cap follows.
+const char *forced_isa();
+
+// The native bf16 matrix instructions of a level, as reports print them:
+// "AMX-BF16", "AVX512-BF16", or "none" below avx512_bf16.
+const char *bf16_instructions_name(Isa isa);
+
+} // namespace pola::kernels

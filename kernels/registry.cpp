@@ -1,0 +1,117 @@
+// Every registered kernel, one list per (op, dtype), highest ISA first (the
+// order resolve() tries them in). A kernel added here is found by resolve(),
+// lookup() and the per-ISA tests; nothing else needs to know it.
+#include "kernels/registry.h"
+
+#include <cstddef>
+
+#include "kernels/isa/tables.h"
+#include "kernels/reference/reference.h"
+
+namespace pola::kernels {
+
+const char *op_name(Op op) {
+  switch (op) {
+  case Op::layernorm: return "layernorm";
+  case Op::gelu: return "gelu";
+  case Op::mul_rows: return "mul_rows";
+  case Op::to_bf16: return "to_bf16";
+  case Op::abs_pow: return "abs_pow";
+  case Op::polarity_attention: return "polarity_attention";
+  case Op::window_attention: return "window_attention";
+  case Op::gemm: return "gemm";
+  }
+  return "unknown";
+}
+
+const char *dtype_name(DType dtype) { return dtype == DType::bf16 ? "bf16" : "fp32"; }
+
+namespace {
+
+template <Op op, DType dt, std::size_t n> EntryList<op, dt> list(const Entry<op, dt> (&e)[n]) { return {e, e + n}; }
+
+// The fp32 polarity kernels run every shape of a known feature map.
+bool known_map(const PolarityAttnArgs &a) { return known_feature_map(a.feature); }
+
+} // namespace
+
+// One entry per xsimd arch and the reference, for the ops every ISA has.
+#define POLA_SIMD_ENTRIES(field, reference_fn)                                                                        \
+  {Isa::avx512, isa::kAvx512.field}, {Isa::avx2, isa::kAvx2.field}, { Isa::scalar, &reference::reference_fn }
+
+template <> EntryList<Op::layernorm, DType::fp32> entries() {
+  static const Entry<Op::layernorm, DType::fp32> e[] = {POLA_SIMD_ENTRIES(layernorm, layernorm)};
+  return list(e);
+}
+template <> EntryList<Op::layernorm, DType::bf16> entries() {
+  static const Entry<Op::layernorm, DType::bf16> e[] = {POLA_SIMD_ENTRIES(layernorm_bf16, layernorm_bf16)};
+  return list(e);
+}
+template <> EntryList<Op::gelu, DType::fp32> entries() {
+  static const Entry<Op::gelu, DType::fp32> e[] = {POLA_SIMD_ENTRIES(gelu, gelu)};
+  return list(e);
+}
+template <> EntryList<Op::gelu, DType::bf16> entries() {
+  static const Entry<Op::gelu, DType::bf16> e[] = {POLA_SIMD_ENTRIES(gelu_bf16, gelu_bf16)};
+  return list(e);
+}
+template <> EntryList<Op::mul_rows, DType::fp32> entries() {
+  static const Entry<Op::mul_rows, DType::fp32> e[] = {POLA_SIMD_ENTRIES(mul_rows, mul_rows)};
+  return list(e);
+}
+template <> EntryList<Op::to_bf16, DType::bf16> entries() {
+  static const Entry<Op::to_bf16, DType::bf16> e[] = {POLA_SIMD_ENTRIES(to_bf16, to_bf16)};
+  return list(e);
+}
+template <> EntryList<Op::abs_pow, DType::fp32> entries() {
+  static const Entry<Op::abs_pow, DType::fp32> e[] = {POLA_SIMD_ENTRIES(abs_pow, abs_pow)};
+  return list(e);
+}
+
+#undef POLA_SIMD_ENTRIES
+
+template <> EntryList<Op::polarity_attention, DType::fp32> entries() {
+  static const Entry<Op::polarity_attention, DType::fp32> e[] = {
+      {Isa::avx512, isa::kAvx512.polarity_attention, &known_map},
+      {Isa::avx2, isa::kAvx2.polarity_attention, &known_map},
+      {Isa::scalar, &reference::polarity_attention, &known_map}};
+  return list(e);
+}
+
+// Heads over 128 channels or an unknown map: the fp32 core (falls_back_to_fp32).
+template <> EntryList<Op::polarity_attention, DType::bf16> entries() {
+  static const Entry<Op::polarity_attention, DType::bf16> e[] = {
+      {Isa::amx_bf16, isa::kAmxPolarityAttention, &isa::polarity_bf16_fits},
+      {Isa::avx512_bf16, isa::kAvx512Bf16PolarityAttention, &isa::polarity_bf16_fits},
+      {Isa::scalar, &reference::polarity_attention_bf16, &known_map, Isa::amx_bf16, /*oracle_only=*/true}};
+  return list(e);
+}
+
+template <> EntryList<Op::window_attention, DType::fp32> entries() {
+  static const Entry<Op::window_attention, DType::fp32> e[] = {
+      {Isa::avx512, isa::kAvx512.window_attention},
+      {Isa::avx2, isa::kAvx2.window_attention},
+      {Isa::scalar, &reference::window_attention}};
+  return list(e);
+}
+
+// Only up to avx512_bf16: where AMX is active the fp32 kernel runs. There is
+// no tile version, and the AMX CPUs measured so far issue vdpbf16ps at half
+// the FMA rate (bf16_dot_rate.h), where these dot products lose to fp32.
+// Heads not a multiple of 32 channels or windows over 256 tokens: fp32.
+template <> EntryList<Op::window_attention, DType::bf16> entries() {
+  static const Entry<Op::window_attention, DType::bf16> e[] = {
+      {Isa::avx512_bf16, isa::kAvx512Bf16WindowAttention, &isa::window_bf16_fits, Isa::avx512_bf16},
+      {Isa::scalar, &reference::window_attention_bf16, nullptr, Isa::amx_bf16, /*oracle_only=*/true}};
+  return list(e);
+}
+
+// Nothing without AMX: the bf16 GEMMs are then oneDNN's.
+template <> EntryList<Op::gemm, DType::bf16> entries() {
+  static const Entry<Op::gemm, DType::bf16> e[] = {
+      {Isa::amx_bf16, isa::kAmxGemm},
+      {Isa::scalar, &reference::gemm_bf16, nullptr, Isa::amx_bf16, /*oracle_only=*/true}};
+  return list(e);
+}
+
+} // namespace pola::kernels
