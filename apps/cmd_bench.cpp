@@ -197,7 +197,7 @@ void bench(const BenchArgs &a) {
                                ? measure_peak_gflops(model->threads(), dnnl::memory::data_type::bf16)
                                : 0;
   // The ISA of the fp32 kernels (what the "isa" field has always named) and the bf16 instructions.
-  const char *isa = pola::kernels::isa_name(pola::kernels::resolve<pola::kernels::Op::layernorm, pola::kernels::DType::fp32>().isa);
+  const char *isa = pola::kernels::isa_name(pola::kernels::resolve<pola::kernels::Op::layernorm, pola::DType::f32>().isa);
   const char *bf16_isa = pola::kernels::bf16_instructions_name(pola::kernels::active_isa());
   const auto arena = model->arena_sizes(a.batch);
   const double arena_mb = arena.planned_bytes / 1e6, tensors_mb = arena.tensor_bytes / 1e6;

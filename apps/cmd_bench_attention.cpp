@@ -45,6 +45,7 @@
 namespace {
 
 using namespace pola::kernels;
+using pola::DType;
 
 struct BenchOptions {
   int64_t tokens = 0;
@@ -105,7 +106,7 @@ double cpu_seconds() {
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-using CoreFn = KernelFn<Op::polarity_attention, DType::fp32>;
+using CoreFn = KernelFn<Op::polarity_attention, DType::f32>;
 
 // A polarity core and the ISA it runs on.
 struct Core {
@@ -116,13 +117,13 @@ struct Core {
 // The fp32 core of --isa, or the one the registry resolves for this shape.
 Core pick_fp32_core(const std::string &name, const PolarityAttnArgs &shape) {
   if (name.empty()) {
-    const auto r = resolve<Op::polarity_attention, DType::fp32>(shape);
+    const auto r = resolve<Op::polarity_attention, DType::f32>(shape);
     return {r.fn, r.isa};
   }
   Isa isa;
   if (!isa_from_name(name.c_str(), isa) || isa > Isa::avx512)
     throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
-  const CoreFn fn = lookup<Op::polarity_attention, DType::fp32>(isa);
+  const CoreFn fn = lookup<Op::polarity_attention, DType::f32>(isa);
   if (!fn) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
   return {fn, isa};
 }

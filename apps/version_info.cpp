@@ -42,7 +42,7 @@ std::string version_text() {
     swin_window.heads = 1;
     swin_window.head_dim = 32;
     const bool window_bf16 =
-        kernels::resolve<kernels::Op::window_attention, kernels::DType::bf16>(swin_window).dtype == kernels::DType::bf16;
+        kernels::resolve<kernels::Op::window_attention, DType::bf16>(swin_window).dtype == DType::bf16;
     if (attention == Precision::bf16)
       out << ": the polarity cores'"
           << (window_bf16 ? " and the softmax windows'" : "; the softmax windows' stay fp32 (no AMX window kernel)");

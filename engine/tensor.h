@@ -11,22 +11,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/dtype.h"
+
 namespace pola {
-
-// What one element of a tensor is. s8/u8 carry a scale and zero point
-// (QuantParams) so quantized activations travel with their parameters.
-enum class DType : uint8_t { f32, bf16, s8, u8 };
-
-inline size_t dtype_bytes(DType t) { return t == DType::f32 ? 4 : t == DType::bf16 ? 2 : 1; }
-inline const char *dtype_name(DType t) {
-  switch (t) {
-  case DType::f32: return "f32";
-  case DType::bf16: return "bf16";
-  case DType::s8: return "s8";
-  case DType::u8: return "u8";
-  }
-  return "unknown";
-}
 
 struct QuantParams {
   float scale = 1.0f;

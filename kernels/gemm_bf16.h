@@ -28,8 +28,9 @@ struct Bf16GemmLayout {
 void pack_gemm_bf16_weights(const void *w, bool w_is_bf16, const Bf16GemmLayout &layout, uint16_t *packed);
 
 // dst[r, c] = post(sum_k a[r, k] * W[c, k] + bias[c]) for r < rows, c < n, with
-//   post(v) = gelu(v) if gelu, then v + dst[r, c] (fp32 dst) if accumulate,
-//   stored as fp32, or as bf16 rounded to nearest even if dst_bf16 (not with accumulate).
+//   post(v) = v + dst[r, c] (fp32 dst) if accumulate, stored as fp32, or as
+//   bf16 rounded to nearest even if dst_bf16 (not with accumulate). GELU is
+//   not an epilogue: the engine runs its own GELU kernel over the result.
 // a: bf16 rows (ld_a elements apart, K valid values each); dst: ld_dst elements.
 // Products are exact, sums are fp32. Deterministic for any thread count: every
 // output is summed over k in one fixed order, whichever thread owns it.
@@ -39,7 +40,7 @@ struct Bf16GemmArgs {
   const uint16_t *a = nullptr; int64_t ld_a = 0;
   const uint16_t *b = nullptr; // packed
   const float *bias = nullptr; // (n) or null
-  bool gelu = false, accumulate = false, dst_bf16 = false;
+  bool accumulate = false, dst_bf16 = false;
   void *dst = nullptr; int64_t ld_dst = 0;
   int threads = 1;
 };

@@ -16,6 +16,3 @@
 #include "kernels/gemm_bf16.h"
 #include "kernels/isa.h"
 #include "kernels/registry.h"
-
-// To be deleted once engine/models/ calls the registry.
-#include "kernels/legacy_entry_points.h"

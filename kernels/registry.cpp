@@ -24,7 +24,6 @@ const char *op_name(Op op) {
   return "unknown";
 }
 
-const char *dtype_name(DType dtype) { return dtype == DType::bf16 ? "bf16" : "fp32"; }
 
 namespace {
 
@@ -39,39 +38,39 @@ bool known_map(const PolarityAttnArgs &a) { return known_feature_map(a.feature);
 #define POLA_SIMD_ENTRIES(field, reference_fn)                                                                        \
   {Isa::avx512, isa::kAvx512.field}, {Isa::avx2, isa::kAvx2.field}, { Isa::scalar, &reference::reference_fn }
 
-template <> EntryList<Op::layernorm, DType::fp32> entries() {
-  static const Entry<Op::layernorm, DType::fp32> e[] = {POLA_SIMD_ENTRIES(layernorm, layernorm)};
+template <> EntryList<Op::layernorm, DType::f32> entries() {
+  static const Entry<Op::layernorm, DType::f32> e[] = {POLA_SIMD_ENTRIES(layernorm, layernorm)};
   return list(e);
 }
 template <> EntryList<Op::layernorm, DType::bf16> entries() {
   static const Entry<Op::layernorm, DType::bf16> e[] = {POLA_SIMD_ENTRIES(layernorm_bf16, layernorm_bf16)};
   return list(e);
 }
-template <> EntryList<Op::gelu, DType::fp32> entries() {
-  static const Entry<Op::gelu, DType::fp32> e[] = {POLA_SIMD_ENTRIES(gelu, gelu)};
+template <> EntryList<Op::gelu, DType::f32> entries() {
+  static const Entry<Op::gelu, DType::f32> e[] = {POLA_SIMD_ENTRIES(gelu, gelu)};
   return list(e);
 }
 template <> EntryList<Op::gelu, DType::bf16> entries() {
   static const Entry<Op::gelu, DType::bf16> e[] = {POLA_SIMD_ENTRIES(gelu_bf16, gelu_bf16)};
   return list(e);
 }
-template <> EntryList<Op::mul_rows, DType::fp32> entries() {
-  static const Entry<Op::mul_rows, DType::fp32> e[] = {POLA_SIMD_ENTRIES(mul_rows, mul_rows)};
+template <> EntryList<Op::mul_rows, DType::f32> entries() {
+  static const Entry<Op::mul_rows, DType::f32> e[] = {POLA_SIMD_ENTRIES(mul_rows, mul_rows)};
   return list(e);
 }
 template <> EntryList<Op::to_bf16, DType::bf16> entries() {
   static const Entry<Op::to_bf16, DType::bf16> e[] = {POLA_SIMD_ENTRIES(to_bf16, to_bf16)};
   return list(e);
 }
-template <> EntryList<Op::abs_pow, DType::fp32> entries() {
-  static const Entry<Op::abs_pow, DType::fp32> e[] = {POLA_SIMD_ENTRIES(abs_pow, abs_pow)};
+template <> EntryList<Op::abs_pow, DType::f32> entries() {
+  static const Entry<Op::abs_pow, DType::f32> e[] = {POLA_SIMD_ENTRIES(abs_pow, abs_pow)};
   return list(e);
 }
 
 #undef POLA_SIMD_ENTRIES
 
-template <> EntryList<Op::polarity_attention, DType::fp32> entries() {
-  static const Entry<Op::polarity_attention, DType::fp32> e[] = {
+template <> EntryList<Op::polarity_attention, DType::f32> entries() {
+  static const Entry<Op::polarity_attention, DType::f32> e[] = {
       {Isa::avx512, isa::kAvx512.polarity_attention, &known_map},
       {Isa::avx2, isa::kAvx2.polarity_attention, &known_map},
       {Isa::scalar, &reference::polarity_attention, &known_map}};
@@ -87,8 +86,8 @@ template <> EntryList<Op::polarity_attention, DType::bf16> entries() {
   return list(e);
 }
 
-template <> EntryList<Op::window_attention, DType::fp32> entries() {
-  static const Entry<Op::window_attention, DType::fp32> e[] = {
+template <> EntryList<Op::window_attention, DType::f32> entries() {
+  static const Entry<Op::window_attention, DType::f32> e[] = {
       {Isa::avx512, isa::kAvx512.window_attention},
       {Isa::avx2, isa::kAvx2.window_attention},
       {Isa::scalar, &reference::window_attention}};

@@ -26,16 +26,15 @@
 #include <cstdint>
 
 #include "kernels/attention_args.h"
+#include "kernels/dtype.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/isa.h"
 
 namespace pola::kernels {
 
 enum class Op { layernorm, gelu, mul_rows, to_bf16, abs_pow, polarity_attention, window_attention, gemm };
-enum class DType { fp32, bf16 };
 
 const char *op_name(Op op);
-const char *dtype_name(DType dtype); // "fp32", "bf16"
 
 // The shape type of ops whose every entry takes every shape.
 struct AnyShape {};
@@ -47,7 +46,7 @@ struct AnyShape {};
 template <Op op, DType dtype> struct Signature;
 
 // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta, biased variance.
-template <> struct Signature<Op::layernorm, DType::fp32> {
+template <> struct Signature<Op::layernorm, DType::f32> {
   using Fn = void (*)(const float *x, int64_t ld_x, float *y, int64_t ld_y, int64_t rows, int64_t cols,
                       const float *gamma, const float *beta, float eps, int threads);
   using Shape = AnyShape;
@@ -61,7 +60,7 @@ template <> struct Signature<Op::layernorm, DType::bf16> {
   static constexpr bool falls_back_to_fp32 = false;
 };
 // x = 0.5 x (1 + erf(x / sqrt 2)), in place (exact GELU).
-template <> struct Signature<Op::gelu, DType::fp32> {
+template <> struct Signature<Op::gelu, DType::f32> {
   using Fn = void (*)(float *x, int64_t n, int threads);
   using Shape = AnyShape;
   static constexpr bool falls_back_to_fp32 = false;
@@ -75,7 +74,7 @@ template <> struct Signature<Op::gelu, DType::bf16> {
   static constexpr bool falls_back_to_fp32 = false;
 };
 // y[r, c] *= g[r, c] (strided rows): the PolaFormer gate.
-template <> struct Signature<Op::mul_rows, DType::fp32> {
+template <> struct Signature<Op::mul_rows, DType::f32> {
   using Fn = void (*)(float *y, int64_t ld_y, const float *g, int64_t ld_g, int64_t rows, int64_t cols,
                       int threads);
   using Shape = AnyShape;
@@ -91,12 +90,12 @@ template <> struct Signature<Op::to_bf16, DType::bf16> {
 };
 // y[i] = |u[i]|^p[i], 0 where |u[i]| < FLT_MIN: the fp32 polarity core's
 // abs_pow feature map alone, so its accuracy can be tested on each ISA.
-template <> struct Signature<Op::abs_pow, DType::fp32> {
+template <> struct Signature<Op::abs_pow, DType::f32> {
   using Fn = void (*)(const float *u, const float *p, float *y, int64_t n);
   using Shape = AnyShape;
   static constexpr bool falls_back_to_fp32 = false;
 };
-template <> struct Signature<Op::polarity_attention, DType::fp32> {
+template <> struct Signature<Op::polarity_attention, DType::f32> {
   using Fn = void (*)(const PolarityAttnArgs &args);
   using Shape = PolarityAttnArgs;
   static constexpr bool falls_back_to_fp32 = false;
@@ -106,7 +105,7 @@ template <> struct Signature<Op::polarity_attention, DType::bf16> {
   using Shape = PolarityAttnArgs;
   static constexpr bool falls_back_to_fp32 = true;
 };
-template <> struct Signature<Op::window_attention, DType::fp32> {
+template <> struct Signature<Op::window_attention, DType::f32> {
   using Fn = void (*)(const WindowAttnArgs &args);
   using Shape = WindowAttnArgs;
   static constexpr bool falls_back_to_fp32 = false;
@@ -149,16 +148,16 @@ template <Op op, DType dtype> struct EntryList {
 };
 // Every entry of (op, dtype), highest ISA first (registry.cpp).
 template <Op op, DType dtype> EntryList<op, dtype> entries();
-template <> EntryList<Op::layernorm, DType::fp32> entries();
+template <> EntryList<Op::layernorm, DType::f32> entries();
 template <> EntryList<Op::layernorm, DType::bf16> entries();
-template <> EntryList<Op::gelu, DType::fp32> entries();
+template <> EntryList<Op::gelu, DType::f32> entries();
 template <> EntryList<Op::gelu, DType::bf16> entries();
-template <> EntryList<Op::mul_rows, DType::fp32> entries();
+template <> EntryList<Op::mul_rows, DType::f32> entries();
 template <> EntryList<Op::to_bf16, DType::bf16> entries();
-template <> EntryList<Op::abs_pow, DType::fp32> entries();
-template <> EntryList<Op::polarity_attention, DType::fp32> entries();
+template <> EntryList<Op::abs_pow, DType::f32> entries();
+template <> EntryList<Op::polarity_attention, DType::f32> entries();
 template <> EntryList<Op::polarity_attention, DType::bf16> entries();
-template <> EntryList<Op::window_attention, DType::fp32> entries();
+template <> EntryList<Op::window_attention, DType::f32> entries();
 template <> EntryList<Op::window_attention, DType::bf16> entries();
 template <> EntryList<Op::gemm, DType::bf16> entries();
 
@@ -184,7 +183,7 @@ template <Op op, DType dtype> Resolved<op, dtype> resolve(const ShapeOf<op, dtyp
     return {e.fn, dtype, e.isa};
   }
   if constexpr (Signature<op, dtype>::falls_back_to_fp32) {
-    const Resolved<op, DType::fp32> r = resolve<op, DType::fp32>(shape);
+    const Resolved<op, DType::f32> r = resolve<op, DType::f32>(shape);
     return {r.fn, r.dtype, r.isa};
   }
   return {};
@@ -194,9 +193,9 @@ template <Op op, DType dtype> Resolved<op, dtype> resolve() { return resolve<op,
 
 // The same with the dtype known only at run time (the graph's precision), for
 // the ops whose fp32 and bf16 kernels share one signature.
-template <Op op> Resolved<op, DType::fp32> resolve(DType dtype, const ShapeOf<op, DType::fp32> &shape) {
+template <Op op> Resolved<op, DType::f32> resolve(DType dtype, const ShapeOf<op, DType::f32> &shape) {
   static_assert(Signature<op, DType::bf16>::falls_back_to_fp32, "bf16 and fp32 kernels of op share a signature");
-  if (dtype == DType::fp32) return resolve<op, DType::fp32>(shape);
+  if (dtype == DType::f32) return resolve<op, DType::f32>(shape);
   const Resolved<op, DType::bf16> r = resolve<op, DType::bf16>(shape);
   return {r.fn, r.dtype, r.isa};
 }

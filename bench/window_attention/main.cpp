@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
     const double flop = 4.0 * double(c.t) * c.t * c.d * double(c.windows) * c.heads;
     for (pola::kernels::Isa isa : isas) {
       namespace k = pola::kernels;
-      const auto fp32 = k::lookup<k::Op::window_attention, k::DType::fp32>(isa);
+      const auto fp32 = k::lookup<k::Op::window_attention, pola::DType::f32>(isa);
       if (!fp32) {
         std::printf("%-32s %-7s not supported here\n", c.name, pola::kernels::isa_name(isa));
         continue;
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     }
     // The bf16 kernel (AVX512-BF16 dot products), whatever --isa says.
     namespace k = pola::kernels;
-    if (const auto bf16 = k::lookup<k::Op::window_attention, k::DType::bf16>(k::Isa::avx512_bf16)) {
+    if (const auto bf16 = k::lookup<k::Op::window_attention, pola::DType::bf16>(k::Isa::avx512_bf16)) {
       const double s = median_seconds([&] { bf16(a); });
       std::printf("%-32s %-7s %9.1f us %7.1f GFLOP/s\n", c.name, "bf16", s * 1e6, flop / s * 1e-9);
     }

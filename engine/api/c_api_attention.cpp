@@ -91,7 +91,7 @@ void run_attention(const pola_attention_args &a) {
   p.out = a.out;
   p.ld_out = ld_out;
   p.threads = a.threads > 0 ? a.threads : omp_get_max_threads();  // as a model's threads = 0
-  pola::kernels::resolve<pola::kernels::Op::polarity_attention, pola::kernels::DType::fp32>(p).fn(p);
+  pola::kernels::resolve<pola::kernels::Op::polarity_attention, pola::DType::f32>(p).fn(p);
 }
 
 } // namespace

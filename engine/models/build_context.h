@@ -44,8 +44,10 @@ struct BuildContext {
   void note_side_bytes(size_t bytes) { plan.side_bytes += bytes; }
 };
 
-// The dtype of the tensors an op of precision `p` reads.
+// The dtype of the tensors an op of precision `p` reads, and the precision a
+// kernel keyed by `d` computes in (kernels/registry.h's naming rule).
 inline DType dtype_of(Precision p) { return p == Precision::bf16 ? DType::bf16 : DType::f32; }
+inline Precision precision_of(DType d) { return d == DType::bf16 ? Precision::bf16 : Precision::fp32; }
 
 // A new dense rows x cols tensor of the plan's graph; `name` is unique.
 TensorRef new_tensor(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols,

@@ -5,10 +5,13 @@
 #include "engine/ops/fused_mlp.h"
 #include "engine/ops/linear.h"
 #include "engine/ops/token_ops.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace pola::models {
 namespace {
+
+using kernels::Op;
+using kernels::resolve;
 
 // The source of a GEMM in `precision`: `src` itself when it is held so, or a
 // bf16 copy of f32 rows (node `name.to_bf16`).
@@ -18,9 +21,10 @@ TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRe
   if (src.dtype() != DType::f32) throw std::logic_error("graph: " + name + " would read bf16 rows in fp32");
   const TensorRef half = new_tensor(ctx, name + ".to_bf16", src.rows, src.cols, want);
   Plan &plan = ctx.plan;
-  add_node(ctx, name + ".to_bf16", {src}, {half}, [&plan](const NodeArgs &io) {
+  const auto round = resolve<Op::to_bf16, DType::bf16>().fn;
+  add_node(ctx, name + ".to_bf16", {src}, {half}, [round, &plan](const NodeArgs &io) {
     const TensorView &x = io.in(0), &y = io.out(0);
-    kernels::active().to_bf16(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), plan.threads);
+    round(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), plan.threads);
   }, Precision::bf16);
   return half;
 }
@@ -44,13 +48,13 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
   // Accumulating into dst reads it: the in-place update of a residual stream.
   std::vector<TensorRef> inputs{in};
   if (accumulate) inputs.push_back(dst);
-  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu, &plan](const NodeArgs &io) {
+  const auto gelu_fn = gelu ? resolve<Op::gelu, DType::f32>().fn : nullptr;
+  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu_fn, &plan](const NodeArgs &io) {
     const TensorView &y = io.out(0);
     op->run(plan.stream, io.in(0).data(), y.data());
-    if (!gelu) return;
-    const auto &kernels = kernels::active();
-    if (y.ld() == y.cols()) return kernels.gelu(y.f32(), y.rows() * y.cols(), plan.threads);
-    for (int64_t r = 0; r < y.rows(); ++r) kernels.gelu(y.f32() + r * y.ld(), y.cols(), plan.threads);
+    if (!gelu_fn) return;
+    if (y.ld() == y.cols()) return gelu_fn(y.f32(), y.rows() * y.cols(), plan.threads);
+    for (int64_t r = 0; r < y.rows(); ++r) gelu_fn(y.f32() + r * y.ld(), y.cols(), plan.threads);
   }, precision);
 }
 
@@ -124,17 +128,17 @@ void add_layernorm(BuildContext &ctx, const std::string &name, const std::string
   const float *beta = ctx.weights.get(prefix + ".bias", {src.cols});
   Plan &plan = ctx.plan;
   if (dst.dtype() == DType::bf16) {
+    const auto norm = resolve<Op::layernorm, DType::bf16>().fn;
     add_node(ctx, name, {src}, {dst}, [=, &plan](const NodeArgs &io) {
       const TensorView &x = io.in(0), &y = io.out(0);
-      kernels::active().layernorm_bf16(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), gamma, beta, eps,
-                                       plan.threads);
+      norm(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), gamma, beta, eps, plan.threads);
     }, Precision::bf16);
     return;
   }
+  const auto norm = resolve<Op::layernorm, DType::f32>().fn;
   add_node(ctx, name, {src}, {dst}, [=, &plan](const NodeArgs &io) {
     const TensorView &x = io.in(0), &y = io.out(0);
-    kernels::active().layernorm(x.f32(), x.ld(), y.f32(), y.ld(), x.rows(), x.cols(), gamma, beta, eps,
-                                plan.threads);
+    norm(x.f32(), x.ld(), y.f32(), y.ld(), x.rows(), x.cols(), gamma, beta, eps, plan.threads);
   });
 }
 
@@ -162,9 +166,10 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorR
     Plan &plan = ctx.plan;
     const TensorRef pre_gelu = new_tensor(ctx, block + ".mlp.fc1", x.rows, hidden);
     add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, pre_gelu);
-    add_node(ctx, block + ".mlp.gelu", {pre_gelu}, {hid}, [&plan](const NodeArgs &io) {
+    const auto gelu = resolve<Op::gelu, DType::bf16>().fn;
+    add_node(ctx, block + ".mlp.gelu", {pre_gelu}, {hid}, [gelu, &plan](const NodeArgs &io) {
       const TensorView &a = io.in(0), &y = io.out(0);
-      kernels::active().gelu_bf16(a.f32(), a.ld(), y.bf16(), y.ld(), a.rows(), a.cols(), plan.threads);
+      gelu(a.f32(), a.ld(), y.bf16(), y.ld(), a.rows(), a.cols(), plan.threads);
     }, Precision::bf16);
   } else {
     add_linear(ctx, block + ".mlp.fc1", block + ".mlp.fc1", xn, hid, LinearEpilogue::then_gelu());

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "engine/ops/conv2d.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 #include "model/polarity_params.h"
 
 namespace pola::models {
@@ -58,21 +58,22 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   const float *pos_enc = grid_table(ctx, pre + ".positional_encoding", a.pe_h, a.pe_w, a.kv_h, a.kv_w, c);
 
   Plan &plan = ctx.plan;
-  // The core in the plan's attention precision: bf16 products where the CPU
-  // has AMX-BF16 or AVX512-BF16, else the f32 core (the node records which ran).
-  const kernels::PolaAttnFn bf16_core =
-      ctx.precisions.attention == Precision::bf16 ? kernels::pola_attention_bf16() : nullptr;
-  const kernels::PolaAttnFn core = bf16_core ? bf16_core : kernels::active().pola_attention;
+  // The core in the plan's attention precision where the registry has a
+  // kernel for it on this CPU and head shape, else the f32 core: the node
+  // records the precision that runs.
+  kernels::PolarityAttnArgs shape;
+  shape.heads = a.heads;
+  shape.head_dim = a.head_dim;
+  shape.feature = kernels::FeatureMap{kernels::FeatureKind::abs_pow, w.power};
+  const auto core = kernels::resolve<kernels::Op::polarity_attention>(dtype_of(ctx.precisions.attention), shape);
+  if (!core) throw std::logic_error("no polarity-attention kernel for " + pre);
   const int64_t sequences = a.sequences, n_q = a.n_q, n_k = a.n_k;
-  const int heads = a.heads, head_dim = a.head_dim;
   add_node(ctx, pre + ".core", {a.q, a.k, a.v}, {a.out}, [=, &plan](const NodeArgs &io) {
     const TensorView &q = io.in(0), &k = io.in(1), &v = io.in(2), &out = io.out(0);
     auto run_sequence = [&](int64_t s, int threads) {
-      kernels::PolaAttnArgs args;
+      kernels::PolarityAttnArgs args = shape;
       args.n_q = n_q;
       args.n_k = n_k;
-      args.heads = heads;
-      args.head_dim = head_dim;
       args.q = q.f32() + s * n_q * q.ld();
       args.ld_q = q.ld();
       args.k = k.f32() + s * n_k * k.ld();
@@ -81,11 +82,10 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
       args.ld_v = v.ld();
       args.pos_enc = pos_enc;
       args.inv_scale = w.inv_scale;
-      args.power = w.power;
       args.out = out.f32() + s * n_q * out.ld();
       args.ld_out = out.ld();
       args.threads = threads;
-      core(args);
+      core.fn(args);
     };
     // Many short sequences (Swin windows, batches): one per thread at a
     // time, so the kernel's own parallel regions (three barriers each) do not
@@ -97,7 +97,7 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
     } else {
       for (int64_t s = 0; s < sequences; ++s) run_sequence(s, plan.threads);
     }
-  }, bf16_core ? Precision::bf16 : Precision::fp32);
+  }, precision_of(core.dtype));
 
   ops::Conv2dShape cs;
   cs.batch = a.sequences;
@@ -115,10 +115,11 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   add_node(ctx, pre + ".dwc", {a.v_full, a.out}, {a.out}, [conv, &plan](const NodeArgs &io) {
     conv->run(plan.stream, io.in(0).f32(), io.out(0).f32());
   });
+  const auto mul_rows = kernels::resolve<kernels::Op::mul_rows, DType::f32>().fn;
   if (ctx.precisions.gemm == Precision::fp32) {
-    add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out}, [&plan](const NodeArgs &io) {
+    add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out}, [mul_rows, &plan](const NodeArgs &io) {
       const TensorView &g = io.in(1), &out = io.out(0);
-      kernels::active().mul_rows(out.f32(), out.ld(), g.f32(), g.ld(), out.rows(), out.cols(), plan.threads);
+      mul_rows(out.f32(), out.ld(), g.f32(), g.ld(), out.rows(), out.cols(), plan.threads);
     });
     return a.out;
   }
@@ -126,9 +127,9 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   // each chunk rounded while it is still in cache (the f32 product is left in
   // `out`, gated in place as in fp32).
   const TensorRef gated = new_tensor(ctx, pre + ".gate", a.out.rows, a.out.cols, dtype_of(ctx.precisions.gemm));
-  add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out, gated}, [&plan](const NodeArgs &io) {
+  const auto round = kernels::resolve<kernels::Op::to_bf16, DType::bf16>().fn;
+  add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out, gated}, [mul_rows, round, &plan](const NodeArgs &io) {
     const TensorView &g = io.in(1), &out = io.out(0), &half = io.out(1);
-    const auto &kt = kernels::active();
     // Chunks of ~64 KB of f32 rows: in L2 when rounded, and few kernel calls.
     const int64_t rows = out.rows(), chunk = std::max<int64_t>(16, 16384 / std::max<int64_t>(1, out.cols()));
     const int64_t chunks = (rows + chunk - 1) / chunk;
@@ -136,8 +137,8 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
     for (int64_t ch = 0; ch < chunks; ++ch) {
       const int64_t r0 = ch * chunk, n = std::min(chunk, rows - r0);
       float *o = out.f32() + r0 * out.ld();
-      kt.mul_rows(o, out.ld(), g.f32() + r0 * g.ld(), g.ld(), n, out.cols(), 1);
-      kt.to_bf16(o, out.ld(), half.bf16() + r0 * half.ld(), half.ld(), n, out.cols(), 1);
+      mul_rows(o, out.ld(), g.f32() + r0 * g.ld(), g.ld(), n, out.cols(), 1);
+      round(o, out.ld(), half.bf16() + r0 * half.ld(), half.ld(), n, out.cols(), 1);
     }
   }, Precision::bf16);
   return gated;

@@ -11,7 +11,7 @@
 #include "engine/ops/patch_merge.h"
 #include "engine/ops/token_ops.h"
 #include "engine/ops/window_partition.h"
-#include "kernels/kernels.h"
+#include "kernels/registry.h"
 
 namespace pola::models {
 namespace {
@@ -82,23 +82,24 @@ void add_swin_block(BuildContext &ctx, const std::string &pre, const StageConfig
       n_mask = geo.windows;
     }
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    // The products in bf16 where the plan runs the attention products in
-    // bf16 and the CPU has the bf16 window kernel (AVX512-BF16), else fp32.
-    const kernels::WindowAttnFn bf16_window =
-        ctx.precisions.attention == Precision::bf16 ? kernels::window_attention_bf16() : nullptr;
-    const kernels::WindowAttnFn window = bf16_window ? bf16_window : kernels::active().window_attention;
+    // The products in the plan's attention precision where the registry has
+    // a kernel for it on this CPU and window shape, else f32.
+    kernels::WindowAttnArgs shape;
+    shape.tokens = static_cast<int>(t);
+    shape.heads = heads;
+    shape.head_dim = static_cast<int>(d);
+    const auto window = kernels::resolve<kernels::Op::window_attention>(dtype_of(ctx.precisions.attention), shape);
     add_node(ctx, pre + ".attn.core", {qkv}, {attn}, [=, &plan](const NodeArgs &io) {
       const TensorView &in = io.in(0), &out = io.out(0);
-      kernels::WindowAttnArgs k;
-      k.windows = windows; k.tokens = static_cast<int>(t);
-      k.heads = heads; k.head_dim = static_cast<int>(d);
+      kernels::WindowAttnArgs k = shape;
+      k.windows = windows;
       k.scale = scale;
       k.qkv = in.f32(); k.ld_qkv = in.ld();
       k.bias = bias; k.mask = mask; k.n_mask = n_mask;
       k.out = out.f32(); k.ld_out = out.ld();
       k.threads = plan.threads;
-      window(k);
-    }, bf16_window ? Precision::bf16 : Precision::fp32);
+      window.fn(k);
+    }, precision_of(window.dtype));
   }
 
   if (partitioned) {

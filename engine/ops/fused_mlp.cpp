@@ -52,8 +52,8 @@ size_t FusedMlp::chunk_bytes(int64_t hidden, Precision precision, int threads) {
 
 void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
-  const auto gelu = kernels::resolve<kernels::Op::gelu, kernels::DType::fp32>().fn;
-  const auto gelu_bf16 = kernels::resolve<kernels::Op::gelu, kernels::DType::bf16>().fn;
+  const auto gelu = kernels::resolve<kernels::Op::gelu, DType::f32>().fn;
+  const auto gelu_bf16 = kernels::resolve<kernels::Op::gelu, DType::bf16>().fn;
 #pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];

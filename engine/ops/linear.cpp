@@ -13,7 +13,7 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   if (s_.ld_src == 0) s_.ld_src = p.in;
   if (s_.ld_dst == 0) s_.ld_dst = p.out;
   const bool bf16 = p.precision == Precision::bf16;
-  if (bf16 && own_bf16_gemm_wins(s_.rows, p.in, p.out) && (own_ = kernels::resolve<kernels::Op::gemm, kernels::DType::bf16>(kernels::Bf16GemmArgs{}).fn)) {
+  if (bf16 && own_bf16_gemm_wins(s_.rows, p.in, p.out) && (own_ = kernels::resolve<kernels::Op::gemm, DType::bf16>(kernels::Bf16GemmArgs{}).fn)) {
     const kernels::Bf16GemmLayout layout(p.in, p.out);
     own_args_.rows = s_.rows;
     own_args_.layout = layout;

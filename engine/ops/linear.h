@@ -53,7 +53,7 @@ class Linear {
   dnnl::memory weights_, bias_, src_, dst_;
   std::unordered_map<int, dnnl::memory> args_;
   dnnl::matmul prim_;
-  kernels::KernelFn<kernels::Op::gemm, kernels::DType::bf16> own_ = nullptr; // set: the AMX GEMM runs instead of prim_
+  kernels::KernelFn<kernels::Op::gemm, DType::bf16> own_ = nullptr; // set: the AMX GEMM runs instead of prim_
   kernels::Bf16GemmArgs own_args_;
 };
 

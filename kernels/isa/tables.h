@@ -11,15 +11,15 @@ namespace pola::kernels::isa {
 
 // The xsimd templates (kernels/simd/) instantiated for one arch.
 struct SimdKernels {
-  KernelFn<Op::layernorm, DType::fp32> layernorm;
+  KernelFn<Op::layernorm, DType::f32> layernorm;
   KernelFn<Op::layernorm, DType::bf16> layernorm_bf16;
-  KernelFn<Op::gelu, DType::fp32> gelu;
+  KernelFn<Op::gelu, DType::f32> gelu;
   KernelFn<Op::gelu, DType::bf16> gelu_bf16;
-  KernelFn<Op::mul_rows, DType::fp32> mul_rows;
+  KernelFn<Op::mul_rows, DType::f32> mul_rows;
   KernelFn<Op::to_bf16, DType::bf16> to_bf16;
-  KernelFn<Op::abs_pow, DType::fp32> abs_pow;
-  KernelFn<Op::polarity_attention, DType::fp32> polarity_attention;
-  KernelFn<Op::window_attention, DType::fp32> window_attention;
+  KernelFn<Op::abs_pow, DType::f32> abs_pow;
+  KernelFn<Op::polarity_attention, DType::f32> polarity_attention;
+  KernelFn<Op::window_attention, DType::f32> window_attention;
 };
 extern const SimdKernels kAvx2;   // isa/avx2.cpp
 extern const SimdKernels kAvx512; // isa/avx512.cpp

@@ -26,7 +26,6 @@ void gemm_bf16(const Bf16GemmArgs &g) {
       for (int64_t k = 0; k < l.k; ++k)
         sum += double(from_bf16(g.a[r * g.ld_a + k])) * double(from_bf16(col[(k / 2) * 64 + (k % 2)]));
       float v = static_cast<float>(sum) + (g.bias ? g.bias[c] : 0.f);
-      if (g.gelu) v = 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752440f));
       if (g.dst_bf16) {
         static_cast<uint16_t *>(g.dst)[r * g.ld_dst + c] = bf16_rne(v);
       } else {

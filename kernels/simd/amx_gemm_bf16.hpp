@@ -20,7 +20,6 @@
 
 #include "kernels/gemm_bf16.h"
 #include "kernels/scratch.h"
-#include "kernels/simd/gelu.hpp"
 #include "kernels/simd/pola_bf16_tiles.hpp"
 
 namespace pola::kernels::simd::bf16_detail {
@@ -35,7 +34,7 @@ POLA_BF16_TARGET inline void gemm_16x32(const void *a, int64_t lda, const void *
   gemm_rows_x32<1>(a, lda, b, ldb, ksteps, c, ldc, true, prefetch);
 }
 
-// Bias, GELU, residual and the store of one row of a 32-column block.
+// Bias, residual and the store of one row of a 32-column block.
 POLA_BF16_TARGET inline void gemm_epilogue_row(const float *c, const Bf16GemmArgs &g, int64_t r, int64_t n0,
                                                int64_t cols) {
   for (int h = 0; h < 2 && 16 * h < cols; ++h) {
@@ -43,7 +42,6 @@ POLA_BF16_TARGET inline void gemm_epilogue_row(const float *c, const Bf16GemmArg
     const __mmask16 mask = valid == 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
     __m512 v = _mm512_loadu_ps(c + 16 * h);
     if (g.bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, g.bias + col));
-    if (g.gelu) v = gelu_erf<A>(V(v));
     if (g.dst_bf16) {
       _mm256_mask_storeu_epi16(static_cast<uint16_t *>(g.dst) + r * g.ld_dst + col, mask, to_bf16x16(v));
     } else {
@@ -87,7 +85,7 @@ POLA_BF16_TARGET inline void gemm_bf16(const Bf16GemmArgs &g) {
   chunks = (m_blocks + chunk - 1) / chunk;
   const int64_t items = chunks * panels;
   const bool pack_all = l.k % 32 != 0;
-  const bool plain_out = !g.gelu && !g.accumulate && !g.dst_bf16; // fp32 dst = A B + bias
+  const bool plain_out = !g.accumulate && !g.dst_bf16; // fp32 dst = A B + bias
   const int team = static_cast<int>(std::min<int64_t>(threads, items));
 #pragma omp parallel num_threads(team) if (team > 1)
   {

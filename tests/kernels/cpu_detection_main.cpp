@@ -10,6 +10,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 
 int main() {
   const auto flags = pola::test::cpuinfo_features();
@@ -41,7 +42,7 @@ int main() {
                                        : Isa::scalar;
   check("active ISA is the best one", active_isa() == best, true);
   check("fp32 kernels on the best fp32 ISA",
-        resolve<Op::layernorm, DType::fp32>().isa == std::min(best, Isa::avx512), true);
+        resolve<Op::layernorm, DType::f32>().isa == std::min(best, Isa::avx512), true);
   std::printf("active: %s, bf16 %s\n", isa_name(active_isa()), bf16_instructions_name(active_isa()));
   return failures ? 1 : 0;
 }

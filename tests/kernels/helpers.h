@@ -89,15 +89,15 @@ inline Feature feature_of(kernels::Isa isa) {
 // (the fp32 ones and the bf16-output ones), looked up by exact key.
 struct IsaKernels {
   kernels::Isa isa;
-  kernels::KernelFn<kernels::Op::layernorm, kernels::DType::fp32> layernorm;
-  kernels::KernelFn<kernels::Op::layernorm, kernels::DType::bf16> layernorm_bf16;
-  kernels::KernelFn<kernels::Op::gelu, kernels::DType::fp32> gelu;
-  kernels::KernelFn<kernels::Op::gelu, kernels::DType::bf16> gelu_bf16;
-  kernels::KernelFn<kernels::Op::mul_rows, kernels::DType::fp32> mul_rows;
-  kernels::KernelFn<kernels::Op::to_bf16, kernels::DType::bf16> to_bf16;
-  kernels::KernelFn<kernels::Op::abs_pow, kernels::DType::fp32> abs_pow;
-  kernels::KernelFn<kernels::Op::polarity_attention, kernels::DType::fp32> polarity_attention;
-  kernels::KernelFn<kernels::Op::window_attention, kernels::DType::fp32> window_attention;
+  kernels::KernelFn<kernels::Op::layernorm, DType::f32> layernorm;
+  kernels::KernelFn<kernels::Op::layernorm, DType::bf16> layernorm_bf16;
+  kernels::KernelFn<kernels::Op::gelu, DType::f32> gelu;
+  kernels::KernelFn<kernels::Op::gelu, DType::bf16> gelu_bf16;
+  kernels::KernelFn<kernels::Op::mul_rows, DType::f32> mul_rows;
+  kernels::KernelFn<kernels::Op::to_bf16, DType::bf16> to_bf16;
+  kernels::KernelFn<kernels::Op::abs_pow, DType::f32> abs_pow;
+  kernels::KernelFn<kernels::Op::polarity_attention, DType::f32> polarity_attention;
+  kernels::KernelFn<kernels::Op::window_attention, DType::f32> window_attention;
 };
 
 // isa's kernels, or nullptr where this machine cannot run isa.
@@ -105,15 +105,15 @@ inline const IsaKernels *kernels_for(kernels::Isa isa) {
   using namespace kernels;
   static const auto make = [](Isa i) {
     return IsaKernels{i,
-                      lookup<Op::layernorm, DType::fp32>(i),
+                      lookup<Op::layernorm, DType::f32>(i),
                       lookup<Op::layernorm, DType::bf16>(i),
-                      lookup<Op::gelu, DType::fp32>(i),
+                      lookup<Op::gelu, DType::f32>(i),
                       lookup<Op::gelu, DType::bf16>(i),
-                      lookup<Op::mul_rows, DType::fp32>(i),
+                      lookup<Op::mul_rows, DType::f32>(i),
                       lookup<Op::to_bf16, DType::bf16>(i),
-                      lookup<Op::abs_pow, DType::fp32>(i),
-                      lookup<Op::polarity_attention, DType::fp32>(i),
-                      lookup<Op::window_attention, DType::fp32>(i)};
+                      lookup<Op::abs_pow, DType::f32>(i),
+                      lookup<Op::polarity_attention, DType::f32>(i),
+                      lookup<Op::window_attention, DType::f32>(i)};
   };
   static const IsaKernels all[] = {make(Isa::scalar), make(Isa::avx2), make(Isa::avx512)};
   for (const IsaKernels &k : all)

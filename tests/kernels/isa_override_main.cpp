@@ -13,6 +13,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
@@ -40,7 +41,7 @@ int main(int argc, char **argv) {
   // The kernels resolved follow the cap: fp32 ones on the best fp32 level at
   // or below it, the bf16 polarity core only at a bf16 level.
   const Isa want_fp32 = std::min(want, Isa::avx512);
-  const Isa got_fp32 = resolve<Op::layernorm, DType::fp32>().isa;
+  const Isa got_fp32 = resolve<Op::layernorm, DType::f32>().isa;
   PolarityAttnArgs shape;
   shape.heads = 1;
   shape.head_dim = 64;

@@ -18,6 +18,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 
 namespace {
 

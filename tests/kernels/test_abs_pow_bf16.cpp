@@ -16,6 +16,7 @@
 #include "kernels/simd/abs_pow_bf16.hpp"
 
 using namespace pola::kernels;
+using pola::DType;
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 
 TEST_CASE("gelu matches erf GELU in double on every ISA") {
   uint64_t seed = pola::test::base_seed() + 600;

@@ -5,6 +5,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 using pola::test::Strided;
 
 TEST_CASE("mul_rows is an exact elementwise product on every ISA") {

@@ -17,6 +17,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 using pola::test::Strided;
 
 namespace {

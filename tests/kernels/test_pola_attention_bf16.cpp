@@ -20,6 +20,7 @@
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 using pola::test::Strided;
 
 namespace {
@@ -71,7 +72,7 @@ std::vector<std::pair<Isa, CoreFn>> bf16_cores() {
 } // namespace
 
 TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragged shapes, any thread count") {
-  const auto ref = lookup<Op::polarity_attention, DType::fp32>(Isa::scalar);
+  const auto ref = lookup<Op::polarity_attention, DType::f32>(Isa::scalar);
   struct Shape { int64_t n_q, n_k; int heads, d; };
   // Token counts off every block size (8, 16, 32, 64, 128), chunk counts from
   // 1 to several, head widths 2..128 including ones that pad the products.

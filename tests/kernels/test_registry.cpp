@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "helpers.h"
-#include "kernels/legacy_entry_points.h"
 #include "kernels/registry.h"
 
 using namespace pola::kernels;
+using pola::DType;
 
 namespace {
 
@@ -36,16 +36,16 @@ WindowAttnArgs window_shape(int tokens, int head_dim) {
 } // namespace
 
 TEST_CASE("registry: every (op, dtype) has a scalar reference") {
-  CHECK(bool(lookup<Op::layernorm, DType::fp32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::layernorm, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::layernorm, DType::bf16>(Isa::scalar)));
-  CHECK(bool(lookup<Op::gelu, DType::fp32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::gelu, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::gelu, DType::bf16>(Isa::scalar)));
-  CHECK(bool(lookup<Op::mul_rows, DType::fp32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::mul_rows, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::to_bf16, DType::bf16>(Isa::scalar)));
-  CHECK(bool(lookup<Op::abs_pow, DType::fp32>(Isa::scalar)));
-  CHECK(bool(lookup<Op::polarity_attention, DType::fp32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::abs_pow, DType::f32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::polarity_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::scalar)));
-  CHECK(bool(lookup<Op::window_attention, DType::fp32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::window_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::scalar)));
   CHECK(bool(lookup<Op::gemm, DType::bf16>(Isa::scalar)));
 }
@@ -54,17 +54,17 @@ TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
   for (Isa isa : {Isa::avx2, Isa::avx512}) {
     const bool here = cpu_supports(isa);
     INFO("isa=" << isa_name(isa));
-    CHECK(bool(lookup<Op::layernorm, DType::fp32>(isa)) == here);
+    CHECK(bool(lookup<Op::layernorm, DType::f32>(isa)) == here);
     CHECK(bool(lookup<Op::gelu, DType::bf16>(isa)) == here);
-    CHECK(bool(lookup<Op::polarity_attention, DType::fp32>(isa)) == here);
-    CHECK(bool(lookup<Op::window_attention, DType::fp32>(isa)) == here);
+    CHECK(bool(lookup<Op::polarity_attention, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::window_attention, DType::f32>(isa)) == here);
   }
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::amx_bf16)) == cpu_supports(Isa::amx_bf16));
   CHECK(bool(lookup<Op::gemm, DType::bf16>(Isa::amx_bf16)) == cpu_supports(Isa::amx_bf16));
   // No fp32 kernel above avx512, no bf16 attention core on the plain SIMD levels.
-  CHECK_FALSE(bool(lookup<Op::layernorm, DType::fp32>(Isa::amx_bf16)));
+  CHECK_FALSE(bool(lookup<Op::layernorm, DType::f32>(Isa::amx_bf16)));
   CHECK_FALSE(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::avx512)));
   if (cpu_supports(Isa::avx512)) CHECK(cpu_supports(Isa::avx2));
   CHECK(std::strcmp(isa_name(Isa::avx512_bf16), "avx512_bf16") == 0);
@@ -76,11 +76,11 @@ TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
 TEST_CASE("resolve: the active ISA, and the fp32 kernels on the best level at or below it") {
   const Isa top = active_isa();
   CHECK(cpu_supports(top));
-  const auto ln = resolve<Op::layernorm, DType::fp32>();
+  const auto ln = resolve<Op::layernorm, DType::f32>();
   REQUIRE(bool(ln));
-  CHECK(ln.dtype == DType::fp32);
+  CHECK(ln.dtype == DType::f32);
   CHECK(ln.isa <= top);
-  CHECK((ln.fn == lookup<Op::layernorm, DType::fp32>(ln.isa)));
+  CHECK((ln.fn == lookup<Op::layernorm, DType::f32>(ln.isa)));
   const auto ln16 = resolve<Op::layernorm, DType::bf16>();
   CHECK(ln16.dtype == DType::bf16); // rounded outputs run on every ISA
   CHECK(ln16.isa == ln.isa);
@@ -94,13 +94,13 @@ TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitti
     CHECK(pola.dtype == DType::bf16);
     CHECK(pola.isa == top);
   } else {
-    CHECK(pola.dtype == DType::fp32); // never the scalar bf16 oracle
-    CHECK((pola.fn == resolve<Op::polarity_attention, DType::fp32>(polarity_shape(64)).fn));
+    CHECK(pola.dtype == DType::f32); // never the scalar bf16 oracle
+    CHECK((pola.fn == resolve<Op::polarity_attention, DType::f32>(polarity_shape(64)).fn));
   }
   // Heads wider than the bf16 core's 128 channels: the fp32 core, reported fp32.
   const auto wide = resolve<Op::polarity_attention, DType::bf16>(polarity_shape(160));
-  CHECK(wide.dtype == DType::fp32);
-  CHECK((wide.fn == resolve<Op::polarity_attention, DType::fp32>(polarity_shape(160)).fn));
+  CHECK(wide.dtype == DType::f32);
+  CHECK((wide.fn == resolve<Op::polarity_attention, DType::f32>(polarity_shape(160)).fn));
   // The runtime-dtype form agrees.
   CHECK((resolve<Op::polarity_attention>(DType::bf16, polarity_shape(64)).fn == pola.fn));
 
@@ -108,8 +108,8 @@ TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitti
   const auto win = resolve<Op::window_attention, DType::bf16>(window_shape(49, 32));
   REQUIRE(bool(win));
   CHECK((win.dtype == DType::bf16) == (top == Isa::avx512_bf16));
-  CHECK(resolve<Op::window_attention, DType::bf16>(window_shape(49, 40)).dtype == DType::fp32);
-  CHECK(resolve<Op::window_attention, DType::bf16>(window_shape(300, 32)).dtype == DType::fp32);
+  CHECK(resolve<Op::window_attention, DType::bf16>(window_shape(49, 40)).dtype == DType::f32);
+  CHECK(resolve<Op::window_attention, DType::bf16>(window_shape(300, 32)).dtype == DType::f32);
   CHECK(fits<Op::window_attention, DType::bf16>(Isa::avx512_bf16, window_shape(256, 64)));
   CHECK_FALSE(fits<Op::window_attention, DType::bf16>(Isa::avx512_bf16, window_shape(257, 64)));
 
@@ -120,13 +120,13 @@ TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitti
 TEST_CASE("an unknown feature map resolves to no kernel and every polarity kernel refuses it") {
   PolarityAttnArgs a = polarity_shape(16);
   a.feature.kind = static_cast<FeatureKind>(7);
-  CHECK_FALSE(bool(resolve<Op::polarity_attention, DType::fp32>(a)));
+  CHECK_FALSE(bool(resolve<Op::polarity_attention, DType::f32>(a)));
   CHECK_FALSE(bool(resolve<Op::polarity_attention, DType::bf16>(a)));
   // Refused before any pointer is read: a problem without data is enough.
   a.n_q = a.n_k = 1;
   for (Isa isa : kIsaLadder) {
     INFO("isa=" << isa_name(isa));
-    if (auto fn = lookup<Op::polarity_attention, DType::fp32>(isa)) CHECK_THROWS_AS(fn(a), std::invalid_argument);
+    if (auto fn = lookup<Op::polarity_attention, DType::f32>(isa)) CHECK_THROWS_AS(fn(a), std::invalid_argument);
     if (auto fn = lookup<Op::polarity_attention, DType::bf16>(isa)) CHECK_THROWS_AS(fn(a), std::invalid_argument);
   }
 }
@@ -141,36 +141,4 @@ TEST_CASE("the bf16 cores refuse shapes their fits() rejects") {
     }
   if (auto fn = lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16))
     CHECK_THROWS_AS(fn(window_shape(49, 40)), std::invalid_argument);
-}
-
-TEST_CASE("legacy entry points forward to what resolve() picks") {
-  const KernelTable &t = active();
-  CHECK(&t == &active());
-  CHECK((t.layernorm == resolve<Op::layernorm, DType::fp32>().fn));
-  CHECK((t.gelu_bf16 == resolve<Op::gelu, DType::bf16>().fn));
-  CHECK((t.window_attention == resolve<Op::window_attention, DType::fp32>(WindowAttnArgs{}).fn));
-  CHECK(bool(pola_attention_bf16()) == (active_isa() >= Isa::avx512_bf16));
-  CHECK(bool(window_attention_bf16()) == (active_isa() == Isa::avx512_bf16));
-  // The legacy polarity struct reaches the same kernel, bit for bit.
-  const int64_t n = 37, width = 2 * 24;
-  std::vector<float> q(n * width), k(n * width), v(n * width), scale(width, 1.25f), power(width, 2.5f);
-  for (int64_t i = 0; i < n * width; ++i) {
-    q[i] = float((i * 37) % 19) / 7.0f - 1.3f;
-    k[i] = float((i * 11) % 23) / 9.0f - 1.1f;
-    v[i] = float((i * 5) % 13) / 6.0f - 1.0f;
-  }
-  PolaAttnArgs old;
-  old.n_q = old.n_k = n; old.heads = 2; old.head_dim = 24;
-  old.q = q.data(); old.ld_q = width; old.k = k.data(); old.ld_k = width; old.v = v.data(); old.ld_v = width;
-  old.inv_scale = scale.data(); old.power = power.data();
-  std::vector<float> a(n * width), b(n * width);
-  old.out = a.data(); old.ld_out = width;
-  t.pola_attention(old);
-  PolarityAttnArgs now;
-  now.n_q = now.n_k = n; now.heads = 2; now.head_dim = 24;
-  now.q = q.data(); now.ld_q = width; now.k = k.data(); now.ld_k = width; now.v = v.data(); now.ld_v = width;
-  now.inv_scale = scale.data(); now.feature = FeatureMap{FeatureKind::abs_pow, power.data()};
-  now.out = b.data(); now.ld_out = width;
-  resolve<Op::polarity_attention, DType::fp32>(now).fn(now);
-  CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }

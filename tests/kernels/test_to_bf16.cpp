@@ -12,6 +12,7 @@
 #include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
+using pola::DType;
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
+using pola::DType;
 using pola::test::Strided;
 
 namespace {
