@@ -223,7 +223,7 @@ def logits_mode(args, names):
                         rows.append({"model": name, "precision": precision, "batch": batch, "error": str(e)})
                         continue
                     same, rel = compare(old, new)
-                    ok = same or rel <= args.rel
+                    ok = same or (rel <= args.rel and not args.strict)
                     failed += not ok
                     verdict = "ok" if same else (f"ok (<= {args.rel:g})" if ok else "FAIL")
                     # A bf16 run giving fp32's logits did not run bf16 arithmetic: identity would prove little.
@@ -251,7 +251,7 @@ def logits_mode(args, names):
 # ---------------------------------------------------------------- bench
 
 def bench_process(pola, model, precision, args):
-    """Runs one `pola bench` and returns (its JSON, the whole process's peak RSS in MB)."""
+    """Runs one `pola bench` and returns (its JSON, the whole process's peak RSS in MB, its CPU seconds)."""
     cmd = [pola, "bench", "-m", model, "-b", "1", "--threads", str(args.threads), "--precision", precision,
            "--runs", str(args.runs), "--warmup", str(args.warmup), "--json",
            # A given peak skips the GEMM peak measurement (time, and memory of its own).
@@ -265,14 +265,15 @@ def bench_process(pola, model, precision, args):
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err.read().decode()[-400:]}")
         result = json.loads(out.read().decode().strip().splitlines()[-1])
-    return result, usage.ru_maxrss / 1024.0
+    return result, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
 
 
-def bench_mode(args):
-    configs = [(arch, p) for arch in BENCH for p in PRECISIONS]
-    figures = {(c, who): {"ms": [], "rss": [], "proc_rss": []} for c in configs for who in ("old", "new")}
+def bench_mode(args, names):
+    configs = [(arch, p) for arch in names for p in PRECISIONS]
+    figures = {(c, who): {"ms": [], "rss": [], "proc_rss": [], "cpu_s": []} for c in configs for who in ("old", "new")}
     ratios = {c: [] for c in configs}
     t_start = time.time()
+    loads = [os.getloadavg()[0]]
     print(f"pola bench, batch 1, --threads {args.threads}, --runs {args.runs} --warmup {args.warmup}, "
           f"{args.rounds} alternating rounds", flush=True)
     for r in range(args.rounds):
@@ -282,44 +283,56 @@ def bench_mode(args):
             model = os.path.join(args.models_dir, arch, "model.pola")
             got = {}
             for who in order:
-                result, proc_rss = bench_process(getattr(args, who), model, precision, args)
+                result, proc_rss, cpu_s = bench_process(getattr(args, who), model, precision, args)
                 if result.get("precision") != precision:
                     raise RuntimeError(f"{who}: asked for {precision}, ran {result.get('precision')}")
                 f = figures[(c, who)]
                 f["ms"].append(result["median_ms"])
                 f["rss"].append(result["peak_rss_mb"])
                 f["proc_rss"].append(proc_rss)
+                f["cpu_s"].append(cpu_s)
                 got[who] = result["median_ms"]
             ratios[c].append(got["new"] / got["old"])
+            loads.append(os.getloadavg()[0])
             print(f"  round {r + 1}: {arch:<14} {precision}  old {got['old']:8.2f} ms  new {got['new']:8.2f} ms  "
                   f"new/old {ratios[c][-1]:.3f}", flush=True)
     print(f"\n{'model':<14} {'prec':<5} {'old ms':>8} {'new ms':>8} {'new/old':>8} {'min..max':>13}  "
+          f"{'old min':>8} {'new min':>8} {'old cpu':>7} {'new cpu':>7}  "
           f"{'old RSS':>8} {'new RSS':>8} {'old proc':>8} {'new proc':>8}  verdict")
     bad = 0
     rows = []
     for c in configs:
         arch, precision = c
         o, n = figures[(c, "old")], figures[(c, "new")]
-        med = {k: (statistics.median(o[k]), statistics.median(n[k])) for k in ("ms", "rss", "proc_rss")}
+        med = {k: (statistics.median(o[k]), statistics.median(n[k])) for k in ("ms", "rss", "proc_rss", "cpu_s")}
         ratio = statistics.median(ratios[c])
         slower = ratio > 1 + args.slower
         larger = med["rss"][1] > med["rss"][0] + args.rss_slack
         bad += slower or larger
         verdict = ", ".join(v for v, on in (("SLOWER", slower), ("MORE MEMORY", larger)) if on) or "ok"
         print(f"{arch:<14} {precision:<5} {med['ms'][0]:>8.2f} {med['ms'][1]:>8.2f} {ratio:>8.3f} "
-              f"{min(ratios[c]):>6.3f}..{max(ratios[c]):<6.3f}  {med['rss'][0]:>8.1f} {med['rss'][1]:>8.1f} "
+              f"{min(ratios[c]):>6.3f}..{max(ratios[c]):<6.3f}  {min(o['ms']):>8.2f} {min(n['ms']):>8.2f} "
+              f"{med['cpu_s'][0]:>7.2f} {med['cpu_s'][1]:>7.2f}  {med['rss'][0]:>8.1f} {med['rss'][1]:>8.1f} "
               f"{med['proc_rss'][0]:>8.1f} {med['proc_rss'][1]:>8.1f}  {verdict}")
         rows.append({"model": arch, "precision": precision, "old_median_ms": med["ms"][0],
                      "new_median_ms": med["ms"][1], "median_ratio": ratio, "ratios": ratios[c],
                      "old_peak_rss_mb": med["rss"][0], "new_peak_rss_mb": med["rss"][1],
+                     "old_cpu_s": med["cpu_s"][0], "new_cpu_s": med["cpu_s"][1],
                      "old_process_rss_mb": med["proc_rss"][0], "new_process_rss_mb": med["proc_rss"][1],
                      "old": figures[(c, "old")], "new": figures[(c, "new")]})
     print(f"\nms: medians over rounds of each process's median latency; new/old: median of the per-round ratios; "
-          f"RSS: pola bench's peak RSS (MB), proc: the whole process's (wait4). "
-          f"load average now {os.getloadavg()[0]:.2f} ({time.time() - t_start:.0f} s)")
+          f"min: the fastest round's; cpu: the process's user+sys seconds (median); "
+          f"RSS: pola bench's peak RSS (MB), proc: the whole process's (wait4). ({time.time() - t_start:.0f} s)")
+    cores = os.cpu_count() or 1
+    print(f"load average (1 min) during the rounds: {min(loads):.2f}..{max(loads):.2f} on {cores} cores")
+    if max(loads) > 0.75 * cores:
+        print(f"WARNING: other work shared the machine (load up to {max(loads):.2f} on {cores} cores): the "
+              f"latencies and their verdicts are not to be trusted; the peak RSS figures still are. "
+              f"Repeat in a quiet window.")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"old": args.old, "new": args.new, "rows": rows, "environment": env_summary(args)}, f, indent=1)
+            json.dump({"old": args.old, "new": args.new, "rows": rows, "loadavg": loads,
+                       "environment": env_summary(args)}, f, indent=1)
     return 1 if bad else 0
 
 
@@ -340,6 +353,7 @@ def main():
     ap.add_argument("--only", help="comma list of model names (of " + ", ".join(CONFIGS + FASHION) + ")")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rel", type=float, default=1e-6, help="pass threshold of max|diff| / max|old logit|")
+    ap.add_argument("--strict", action="store_true", help="every row must be bit-identical")
     ap.add_argument("--json", help="also write the rows to this file")
     ap.add_argument("--bench", action="store_true", help="latency and peak RSS instead of logits")
     ap.add_argument("--rounds", type=int, default=5, help="--bench: alternating rounds")
@@ -367,7 +381,7 @@ def main():
           f"threads {args.threads}, POLA_ISA {e['POLA_ISA'] or 'unset'}, OMP_NUM_THREADS "
           f"{e['OMP_NUM_THREADS'] or 'unset'}, load average {e['loadavg']:.2f}, models {args.models_dir}", flush=True)
     ensure_models(names, args.models_dir, args.new)
-    return bench_mode(args) if args.bench else logits_mode(args, names)
+    return bench_mode(args, names) if args.bench else logits_mode(args, names)
 
 
 if __name__ == "__main__":
