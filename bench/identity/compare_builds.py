@@ -325,8 +325,10 @@ def bench_mode(args, names):
           f"RSS: pola bench's peak RSS (MB), proc: the whole process's (wait4). ({time.time() - t_start:.0f} s)")
     cores = os.cpu_count() or 1
     print(f"load average (1 min) during the rounds: {min(loads):.2f}..{max(loads):.2f} on {cores} cores")
-    if max(loads) > 0.75 * cores:
-        print(f"WARNING: other work shared the machine (load up to {max(loads):.2f} on {cores} cores): the "
+    # The benchmark's own threads count in the load: more than one runnable beyond them is other work.
+    if max(loads) > args.threads + 1:
+        print(f"WARNING: other work shared the machine (load up to {max(loads):.2f} on {cores} cores, "
+              f"{args.threads} of it this benchmark's threads): the "
               f"latencies and their verdicts are not to be trusted; the peak RSS figures still are. "
               f"Repeat in a quiet window.")
     if args.json:
