@@ -4,6 +4,7 @@ worktree of HEAD, rebuilds, runs the tests that must catch it, and prints a Mark
 breaks and what caught them. Exit 1 when a break was not caught.
 
   tests/mutation/run_breaks.py [--worktree /tmp/pola-mutation] [--only ID,ID] [--jobs 2]
+  tests/mutation/run_breaks.py --check-applies   only that every break's text occurs once in the tree
 
 A break whose catching tests are all skipped here (a CPU feature this machine lacks) is reported as
 not checkable, never as caught. The worktree is left in place (with its build) for the next run.
@@ -72,13 +73,30 @@ def run_break(worktree, brk, jobs):
     return ident, what, ", ".join(tests), "NOT CAUGHT"
 
 
+def check_applies(breaks):
+    """A refactor that moves the code a break edits would silently retire the break: say so."""
+    stale = 0
+    for ident, _, path, old, _, _ in breaks:
+        with open(os.path.join(REPO, path)) as f:
+            count = f.read().count(old)
+        if count != 1:
+            print(f"break {ident}: the text to replace occurs {count} times in {path}")
+            stale += 1
+    print(f"{len(breaks) - stale} of {len(breaks)} breaks apply to this tree")
+    return 1 if stale else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worktree", default="/tmp/pola-mutation")
     ap.add_argument("--only", default="", help="comma-separated break ids")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--check-applies", action="store_true",
+                    help="check that every break's text occurs exactly once in this tree, then exit")
     args = ap.parse_args()
     chosen = [b for b in BREAKS if not args.only or b[0] in args.only.split(",")]
+    if args.check_applies:
+        sys.exit(check_applies(chosen))
     head = prepare(args.worktree, args.jobs)
     print(f"mutation pass on {head[:10]}: {len(chosen)} breaks\n")
     print("| break | what it does | failing test(s) | result |\n|---|---|---|---|", flush=True)
