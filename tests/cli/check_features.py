@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`pola run` / `pola features` at input sizes other than the model's own (issue 21).
+"""`pola run` / `pola features` at input sizes other than the model's own.
 
 The model is the CLI fixture (reduced_pvt_sr: 72 x 72, sides must be multiples of 8). Checks:
   - a size that is no multiple is refused (exit 1) with the nearest valid sizes and --pad named
