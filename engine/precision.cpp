@@ -33,12 +33,11 @@ bool precision_request_from_name(const std::string &name, PrecisionRequest &out)
 Bf16Speed bf16_speed() {
   const kernels::Isa isa = kernels::active_isa();
   const std::string cap = isa_cap();
-  // With AMX bf16 is faster (swin_t 0.36-0.41x fp32's time). With AVX512-BF16
-  // alone it depends on the core: where vdpbf16ps issues as fast as an FMA
-  // (2.0x the FMA multiply-add rate on AMD EPYC Zen 4) bf16 models ran in
-  // 0.48-0.62x fp32's time; an Intel Xeon whose AMX is not exposed measured
-  // 0.5x, and there bf16 models ran 1.4x slower. So the rate is measured on
-  // the CPU at hand.
+  // With AMX bf16 is faster. With AVX512-BF16 alone it depends on the core:
+  // where vdpbf16ps issues as fast as an FMA (AMD EPYC Zen 4) bf16 models ran
+  // faster than fp32; on an Intel Xeon whose AMX is not exposed it does fewer
+  // multiply-adds per second than the FMA, and there bf16 models ran slower.
+  // So the rate is measured on the CPU at hand (figures: bench/peers/README.md).
   if (isa == kernels::Isa::avx512_bf16) {
     const double speedup = kernels::bf16_dot_speedup();
     char rate[160];

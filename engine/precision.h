@@ -44,8 +44,8 @@ struct OpPrecisions {
 // and patch embeddings run at p. The attention products run in bf16
 // only where bf16 products beat fp32 FMAs (AMX-BF16, or AVX512-BF16 dot
 // products measured at >= 1.5x the FMA rate): elsewhere the fp32 core is both
-// faster and exact (an Intel Xeon without AMX measured its dot products at
-// 0.5x, and its bf16 core at 1.7x the fp32 core's time).
+// faster and exact (on an Intel Xeon without AMX both its dot products and
+// its bf16 core measured slower than fp32: bench/peers/README.md).
 OpPrecisions op_precisions(Precision p);
 
 // Whether bf16 products are faster than fp32 FMAs on this CPU (after any

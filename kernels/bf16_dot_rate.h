@@ -1,10 +1,11 @@
 // How fast this CPU's AVX512-BF16 dot products run against its fp32 FMAs.
 // Whether bf16 pays off without AMX is a property of the core, not of the
 // ISA flag: vdpbf16ps does two multiply-adds per fp32 lane, which doubles the
-// rate only where it issues as fast as an FMA (AMD EPYC Zen 4: bf16 models in
-// 0.48-0.62x fp32's time; measured 2.00x), while on an Intel Xeon without
-// AMX (family 6 model 207) it measured 0.48-0.54x and bf16 models ran 1.4-1.5x
-// slower than fp32. `--precision auto` asks this instead of the CPU's vendor.
+// rate only where it issues as fast as an FMA (AMD EPYC Zen 4, where bf16
+// models ran faster than fp32), while on an Intel Xeon without AMX (family 6
+// model 207) it issues more slowly and bf16 models ran slower than fp32
+// (figures: bench/peers/README.md). `--precision auto` asks this instead of
+// the CPU's vendor.
 #pragma once
 
 namespace pola::kernels {

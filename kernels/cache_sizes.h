@@ -1,5 +1,5 @@
 // Cache sizes of this CPU, for kernels whose best blocking depends on them
-// (issue 20: choose from the cache sizes at run time, never from the vendor).
+// (chosen from the cache sizes at run time, never from the vendor).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // Why: a token row of 8 heads x 64 floats is 2 KB, so on 4 KB pages the core
 // crosses a page every two tokens. The hardware prefetchers stop at page
 // boundaries and every page costs a TLB walk; on 2 MB pages the same passes
-// ran ~9% faster here (65k x 8 x 64, 1 thread; bench/attention/README.md).
+// ran faster (figures: bench/attention/README.md).
 // Where the system disallows huge pages (THP "never") the advice is ignored
 // and the memory is ordinary pages, equally correct.
 #pragma once

@@ -95,8 +95,9 @@ template <> EntryList<Op::window_attention, DType::f32> entries() {
 }
 
 // Only up to avx512_bf16: where AMX is active the fp32 kernel runs. There is
-// no tile version, and the AMX CPUs measured so far issue vdpbf16ps at half
-// the FMA rate (bf16_dot_rate.h), where these dot products lose to fp32.
+// no tile version, and on the AMX CPUs measured so far vdpbf16ps does fewer
+// multiply-adds per second than the FMA (bf16_dot_rate.h; figures:
+// bench/peers/README.md), where these dot products lose to fp32.
 // Heads not a multiple of 32 channels or windows over 256 tokens: fp32.
 template <> EntryList<Op::window_attention, DType::bf16> entries() {
   static const Entry<Op::window_attention, DType::bf16> e[] = {

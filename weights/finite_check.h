@@ -1,7 +1,6 @@
 // Finding NaN and Inf in float data: model weights at conversion and load,
-// inputs and logits at run time (weights/FORMAT.md, issue 18). One pass over
-// the bits, no branches in the loop, so the compiler vectorises it; the cost
-// is measured in the closing note of issue 18.
+// inputs and logits at run time (weights/FORMAT.md). One pass over the bits,
+// no branches in the loop, so the compiler vectorises it.
 #pragma once
 
 #include <cstddef>

@@ -76,8 +76,8 @@ void ModelBatcher::stop() {
 // adaptive policy, as many images as the previous batch held plus those that
 // arrived while it ran: clients answered by a batch tend to come back with
 // their next request, so a closed loop of 16 clients keeps forming batches of
-// 16 instead of two alternating groups (measured: Fashion at concurrency 16
-// ran batches of 6-14, 0.54x the engine's batch-16 images/s). It stops
+// 16 instead of two alternating groups (which ran smaller batches, well
+// under the engine's batch-16 images/s: bench/serve/README.md). It stops
 // waiting as soon as a full batch is there, or nothing is announced and the
 // expected images are there (a request that comes alone after one that came
 // alone runs at once), or the server is stopping. With fixed_wait, it waits

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Peer comparison (issue #4): the engine vs PyTorch 1.13 vs ONNX Runtime 1.30, same weights, same cores.
+"""Peer comparison: the engine vs PyTorch 1.13 vs ONNX Runtime 1.30, same weights, same cores.
 
   /usr/bin/python3 bench/peers/compare.py                 # all four models, batch 1 and 8, 1 and 2 threads
   /usr/bin/python3 bench/peers/compare.py --quick         # pola_swin_t + pola_pvt_tiny, batch 1, 2 threads

@@ -123,7 +123,7 @@ class Runners:
             unset = OPENBLAS_TUNING_VARS if engine == "pytorch_openblas_unset" else ()
             env = child_env(extra, unset)
             # pytorch_bf16: the whole model and the input cast with .bfloat16() (torch 1.13's CPU autocast
-            # fails on these models in layer_norm; issue 19).
+            # fails on these models in layer_norm).
             return ["/usr/bin/python3", os.path.join(HERE, "torch_bench.py"), "--model", case.model_path,
                     "--batch", str(batch), "--threads", str(threads), "--runs", str(runs),
                     "--warmup", str(self.warmup)] + (["--bf16"] if engine == "pytorch_bf16" else []), env

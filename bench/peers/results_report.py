@@ -13,7 +13,7 @@ import sys
 ENGINE_LABELS = {"engine": "engine", "engine_bf16": "engine bf16", "pytorch": "PyTorch",
                  "pytorch_bf16": "PyTorch bf16", "ort": "ORT",
                  "pytorch_openblas_unset": "PyTorch (OPENBLAS_* unset)"}
-# Issue #4's targets (batch 1, 2 threads).
+# The peer comparison's targets (batch 1, 2 threads).
 TARGET_VS_ORT, TARGET_VS_PYTORCH, TARGET_RSS_VS_ORT, TARGET_THREAD_SPEEDUP = 0.6, 0.35, 0.6, 1.7
 QUIET_LOAD = 2.5   # above this 1-minute load average on 2 cores, other work shares our cores
 
@@ -134,13 +134,13 @@ def load_note(summary, keys):
     return f" [load {min(s['load_min'] for s in found):.1f}–{max(s['load_max'] for s in found):.1f}]"
 
 
-# Issue 19's bf16 goals depend on the bf16 path that ran: (bf16/fp32, bf16/ORT fp32) targets.
+# The bf16 goals depend on the bf16 path that ran: (bf16/fp32, bf16/ORT fp32) targets.
 BF16_TARGETS = {"AMX-BF16": (0.35, 0.25), "AVX512-BF16": (0.7, None)}
 BF16_TARGET_VS_PYTORCH_BF16, BF16_TARGET_RSS = 0.25, 1.0
 
 
 def bf16_lines(summary):
-    """Issue 19's goals for the engine's bf16 run: with AMX bf16/fp32 <= 0.35 and bf16/ORT <= 0.25; with
+    """The goals for the engine's bf16 run: with AMX bf16/fp32 <= 0.35 and bf16/ORT <= 0.25; with
     AVX512-BF16 only bf16/fp32 <= 0.7 (no ORT goal); everywhere bf16/PyTorch-bf16 <= 0.25, RSS <= fp32's."""
     lines = []
     for model, batch, threads in configs_of(summary):

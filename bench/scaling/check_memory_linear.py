@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The activation memory a plan needs grows linearly with the input's pixels (issue 21).
+"""The activation memory a plan needs grows linearly with the input's pixels.
 
 For a reduced PVT (with spatial reduction) and a reduced Swin (padded windows, shifted masks),
 `pola_features_bench --runs 0` reports the planned arena at three square sizes, each side twice

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""High-resolution scaling study of backbone features (issue 21).
+"""High-resolution scaling study of backbone features.
 
 For pola_pvt_tiny and pola_swin_t (random weights in the official layout), at square inputs of
 224, 512, 1024, 2048 (and 4096 for PVT) pixels a side, on --threads threads:

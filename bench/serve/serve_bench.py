@@ -11,7 +11,7 @@ with the PyTorch reference):
      send) and the CPU time per request of the server and of the load generator.
 Every figure is taken --rounds times, the engine at each batch size and the server at each
 concurrency alternated (shared machines drift), the engine at batch 1 right beside the server at
-concurrency 1, and the medians are compared. Two goals of issue 22 are checked and printed:
+concurrency 1, and the medians are compared. Two goals for the server are checked and printed:
   - concurrency 1: the server adds <= 1 ms (or <= 5 %) to `pola bench --batch 1`'s median;
   - concurrency 16: throughput >= 0.9 x the best images/s of `pola bench --batch 1..16`.
 Beside the goal as stated (client p50 - `pola bench` median, two processes), the table gives what

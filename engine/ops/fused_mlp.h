@@ -30,11 +30,10 @@ struct FusedMlpShape {
 class FusedMlp {
  public:
   // Rows per chunk: the hidden chunk (rows x hidden floats) stays in L2.
-  // fp32: 64. bf16: 128, as each GEMM call is twice as fast there and a
-  // call's fixed cost counts double: on AMD EPYC Zen 4, swin_t's stage-1/2
-  // MLPs (3136 and 784 rows) took 3-7% less time with 128 rows than with 64 in
-  // 5 of 6 alternating rounds (`pola bench --precision bf16 --profile`);
-  // in fp32 128 rows measured the same as 64, and 256 was slower in both.
+  // fp32: 64. bf16: 128, as each GEMM call is faster there and a call's
+  // fixed cost weighs more: swin_t's stage-1/2 bf16 MLPs ran faster with 128
+  // rows than with 64, while in fp32 128 rows measured the same as 64, and
+  // 256 was slower in both (figures: bench/gemm_bf16/README.md).
   static constexpr int64_t kChunkRowsFp32 = 64;
   static constexpr int64_t kChunkRowsBf16 = 128;
   // Below this many rows the chunks are too few to share among threads and

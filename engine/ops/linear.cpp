@@ -71,14 +71,12 @@ void Linear::run(dnnl::stream &stream, const void *src, void *dst) {
 }
 
 bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out) {
-  // bench/gemm_bf16 (README.md there), 2 threads, medians of 3 alternating
-  // rounds against oneDNN 2.6's brg:avx512_core_amx_bf16 matmul, two runs: the
-  // own kernel took 0.79-0.97x oneDNN's time on many rows with a short K and a
-  // wide N (3136x96x288, 784x192x576, 6272x192x576, 25088x96x288: Swin's
-  // stage-1/2 qkvg) and 0.76-0.93x where K is not a multiple of 32 (the
-  // 48-wide patch embeddings); it lost 1.1-1.6x at M = 196 with N >= 1152, at
-  // M = 392, and on N <= 192 (13-30 us calls), and was even (0.94-1.11x) at
-  // M = 49, where both stream the weights from L3 near its read rate.
+  // Against oneDNN 2.6's AMX bf16 matmul the own kernel wins on many rows with
+  // a short K and a wide N (Swin's stage-1/2 qkvg) and where K is not a
+  // multiple of 32 (the 48-wide patch embeddings); oneDNN wins at M = 196 with
+  // a wide N, at M = 392 and on narrow N (short calls, where the own kernel's
+  // per-call cost shows), and the two are even at M = 49, where both stream
+  // the weights from L3 near its read rate (figures: bench/gemm_bf16/README.md).
   if (rows < 784) return false;
   return in % 32 != 0 || (in <= 192 && out >= 288);
 }

@@ -19,9 +19,8 @@ inline void convert(uint16_t from, float &to) {
 
 // One NHWC patch: its P x P pixels are P * P runs of C values, and the row
 // holds them interleaved, (c, ky, kx). Writing the row in order from P * P
-// read streams, with P known to the compiler, is 3-8x faster than one pixel
-// at a time with stores P * P apart (AMD EPYC, one thread: 64 channels,
-// 56 x 56, P = 2: 30 vs 199 us; P = 4: 63 vs 198 us).
+// read streams, with P known to the compiler, is several times faster than
+// one pixel at a time with stores P * P apart (figures: bench/peers/README.md).
 template <int P, class In, class Out> void interleave_patch(const In *top, int64_t W, int64_t C, Out *out) {
   const In *pix[P * P];
   for (int ky = 0; ky < P; ++ky)

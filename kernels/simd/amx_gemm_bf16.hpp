@@ -4,7 +4,7 @@
 //
 // Blocking: C is computed in 32 x 32 blocks over the full K in tiles (one
 // pass, so every output sums its k in one order whatever the threads). The
-// rows are cut in chunks whose bf16 A rows stay in L2 (kChunkBytes); one work
+// rows are cut in chunks whose bf16 A rows stay in L2 (kGemmChunkBytes); one work
 // item is (chunk, 32-column panel of B), and the items are split among the
 // threads in contiguous ranges, panel-minor: at the batch-1 shapes (one chunk)
 // each thread streams its own panels of B from memory exactly once while A

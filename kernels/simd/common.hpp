@@ -84,8 +84,9 @@ constexpr std::array<float, 7> kTwiceExp2 = {2.0f * kExp2[0], 2.0f * kExp2[1], 2
                                              2.0f * kExp2[4], 2.0f * kExp2[5], 2.0f * kExp2[6]};
 
 // |u|^p = 2^(p log2|u|), the core of both feature maps (SPEC section 8: 0
-// stays 0). Neither xsimd::log nor xsimd::exp: this function is ~12% of the
-// attention's run time (65k x 8 x 64), and base 2 needs fewer operations.
+// stays 0). Neither xsimd::log nor xsimd::exp: this function is a sizeable
+// share of the attention's run time (bench/attention/README.md), and base 2
+// needs fewer operations.
 //  - log2: |u| = 2^e x with x in [3/4, 3/2) (AVX-512) or [sqrt(1/2), sqrt(2))
 //    (AVX2); log2(x) = t Q(t), t = x - 1, Q of degree 8 fitted here by
 //    weighted least squares for each interval (relative error 4e-8 / 6e-8),

@@ -10,7 +10,8 @@
 // Inputs and outputs are fp32; bf16 exists only in per-thread block scratch
 // and in the query state. Error: each operand rounded to 8 significant bits
 // (relative 2^-9), summed in fp32 over 2d products (query) and n_k tokens
-// (key); measured against the fp32 core in bench-attention --precision bf16.
+// (key); measured against the fp32 core in bench-attention --precision bf16
+// (figures: bench/attention/README.md).
 #pragma once
 
 #include <algorithm>

@@ -48,15 +48,11 @@ struct KeySplit {
 // band's vectors per pattern. So:
 //   32 registers (AVX-512): C = 3, V = 4: 12 + 4 + 1 = 17 live;
 //   16 registers (AVX2):    C = 2, V = 4:  8 + 4 + 1 = 13 live.
-// Measured at 65k x 8 x 64, 1 thread (CPU ms per run, load ~4.5): AVX2 C x V =
-// 2 x 4: 228, 2 x 5: 229-232, 3 x 3: 241-245, 3 x 2 (before): 252-255,
-// 2 x 8: 256, 1 x 4: 268; AVX-512 3 x 4: 137-138, 2 x 4: 144, 4 x 4: 146-147.
-// Also tried on AVX2 (Xeon family 6 model 207, 2026-12-02): 1 x 8, the two
-// sign patterns of one channel each loading only their own 8 accumulators,
-// v read by the FMAs from memory (9 live): half the pattern loops of 2 x 4,
-// key pass 18% fewer instructions and 43% fewer mispredicted branches
-// (callgrind --branch-sim), but not faster: key pass alone, median of 12
-// alternating rounds, 205 vs 191 ms (2 x 4 faster in 7 of 12; load ~1-2).
+// These two measured fastest of the shapes tried on each ISA. Also tried on
+// AVX2: 1 x 8, the two sign patterns of one channel each loading only their
+// own 8 accumulators, v read by the FMAs from memory (9 live): half the
+// pattern loops of 2 x 4, fewer instructions and mispredicted branches, but
+// not faster (figures: bench/attention/README.md).
 template <class A> struct Tiles {
   static constexpr int band_channels = kRegisters<A> == 32 ? 3 : 2;
   static constexpr int band_vecs = 4;
@@ -103,7 +99,7 @@ template <class A> inline Vec<A> pos_part(const Vec<A> &u, const Vec<A> &m) {
 // feature passes fetch the token rows kPrefetchTokens ahead of the one they
 // compute: a row of all heads is a few KB, so 4 KB pages end every other
 // token, and there the hardware prefetchers stop. (Measured: 16 ahead into
-// L2 ~2% faster; 4 ahead into L1 7% slower.)
+// L2 a little faster; 4 ahead into L1 slower: bench/attention/README.md.)
 inline void prefetch_floats(const float *p, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) _mm_prefetch(reinterpret_cast<const char *>(p + i), _MM_HINT_T1);
 }

@@ -35,9 +35,9 @@ POLA_BF16_TARGET inline __m512 load_part(const float *p, int n) {
 // 16 x 16 feature tile fetches its own lines of the rows that far on, so the
 // prefetches are spread over the arithmetic (a burst of a whole block's rows
 // stalls on the line fill buffers). 16, the next feature tile of the same
-// channels: the lines of 32 tokens on (128 KB of k and v in between) left the
-// 48 KB L1 before use; measured 16 vs 32 at 262k x 8 x 64, 1 thread: CPU 254-268
-// vs 270-288 ms per run (alternating, load ~7).
+// channels: the lines of 32 tokens on (128 KB of k and v in between) left a
+// 48 KB L1 before use, and 16 measured faster than 32 (figures:
+// bench/attention/README.md).
 constexpr int64_t kKeyPrefetchTokens = 16;
 
 // Features of 16 tokens x 16 channels of one head, transposed: phiT rows

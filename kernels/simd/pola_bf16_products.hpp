@@ -33,7 +33,7 @@ struct AmxProducts {
 // AVX512-BF16: vdpbf16ps (each fp32 lane += a.pair . b.pair) in register
 // blocks of kRows rows x 32 columns: 16 accumulators, per pair two B loads
 // shared by the rows and one broadcast A pair per row. (4 rows x 64 columns,
-// the same loads per product, measured no faster at 65k x 8 x 64, 1 thread.)
+// the same loads per product, measured no faster: bench/attention/README.md.)
 struct DotProducts {
   static constexpr int kRows = 8;
   static void begin() {}

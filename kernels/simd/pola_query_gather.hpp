@@ -50,15 +50,10 @@ constexpr int kGatherAcc = 8;
 // Whether a head takes this path: a token's output row (mp floats) fits in
 // kGatherAcc accumulators, and M (2d rows of mp floats), whose rows each
 // token reads in its own sign order, fits in this core's L1d (l1d_bytes;
-// POLA_L1D_BYTES measures the rule as if on another CPU). 65k tokens,
-// 1 thread, gather vs bands (ms):
-// - Intel Xeon (family 6 model 207, 48 KB L1d), 2026-12-02, query pass alone,
-//   8 alternating rounds under load: d = 64 (M 32 KB) AVX-512 median 92 vs
-//   102, AVX2 1.6x fewer instructions (callgrind); d = 128 (M 128 KB, in L2)
-//   246 vs 155, so M must stay in L1.
-// - AMD Zen 4 (32 KB L1d, so M fills it at d = 64), 2026-12-02: the whole
-//   core, 6 alternating rounds, AVX-512 median 214 vs 227 (faster in 5 of 6;
-//   query pass 105 vs 118); AVX2, 4 rounds, 303-339 vs 340-354 (all 4).
+// POLA_L1D_BYTES measures the rule as if on another CPU). At d = 64 the
+// gather beat the bands with AVX-512 on an Intel Xeon (48 KB L1d), and with
+// AVX-512 and AVX2 on AMD Zen 4 (32 KB L1d, which M then fills); at d = 128
+// (M in L2) it lost, so M must stay in L1 (figures: bench/attention/README.md).
 template <class A> inline bool gather_fits(int d, int64_t mp, int64_t l1d) {
   return mp <= kGatherAcc * kLanes<A> && 2 * d * mp * int64_t(sizeof(float)) <= l1d;
 }

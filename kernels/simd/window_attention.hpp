@@ -8,8 +8,8 @@
 // rows, then its output rows, written straight to `out` with 1 / sum applied.
 // The value tiles take as many queries as half the registers allow: with
 // d = 32 on AVX-512 that is 8 queries of 2 vectors, so each value row loaded
-// serves 8 queries instead of 4 (2026-12-03, Zen 4: 1.3x over the old
-// 4-query tiles with a q * scale copy and xsimd::exp; pola_bench_window_attention).
+// serves 8 queries instead of 4 (faster than the old 4-query tiles with a
+// q * scale copy and xsimd::exp: bench/window_attention/README.md).
 #pragma once
 
 #include <cmath>

@@ -7,7 +7,7 @@
   DIR/photo.png     a real photograph (skimage's chelsea), 451 x 300
   DIR/photo_rgb.u8, photo_rgba.u8   its pixels, HWC RGB and RGBA
   DIR/not_a_model.txt  a text file
-  DIR/sized/...     the same model at another input size (issue 21): sized_input.f32 (2 images of
+  DIR/sized/...     the same model at another input size: sized_input.f32 (2 images of
                     3 x 64 x 96), sized_logits.f32, stage{1..4}.f32 (NCHW features: the reference's
                     last block of each stage), pooled.f32, shapes.txt (one "C H W" line per stage)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`pola run` / `pola features` at input sizes other than the model's own (issue 21).
+"""`pola run` / `pola features` at input sizes other than the model's own.
 
 The model is the CLI fixture (reduced_pvt_sr: 72 x 72, sides must be multiples of 8). Checks:
   - a size that is no multiple is refused (exit 1) with the nearest valid sizes and --pad named
@@ -64,7 +64,7 @@ def main():
         check(np.array_equal(np.load(os.path.join(one_dir, "pooled.npy")), np.load(os.path.join(all_dir, "pooled.npy"))),
               "--pooled with stage 1 gives the same pooled embedding")
 
-        auto_dir = os.path.join(work, "auto")  # bf16 where the CPU has it (issue 19), else fp32
+        auto_dir = os.path.join(work, "auto")  # bf16 where it is faster than fp32 on this CPU, else fp32
         pola_ok(args, "features", "-m", f["model"], "-i", padded, "--stages", "4", "--precision", "auto", "-o", auto_dir)
         a, b = np.load(os.path.join(auto_dir, "stage4.npy")), np.load(os.path.join(all_dir, "stage4.npy"))
         # auto is fp32 (then bit-equal) or bf16 (then within the bf16 gate of max|logit|, 3e-2, and

@@ -46,7 +46,7 @@ void load_and_run(const std::string &path) {
     model->run(input.data(), 1, logits.data());
   } catch (const pola::InputError &) {
     // Finite but extreme weights can overflow to non-finite logits, which
-    // run() refuses (issue 18): a clean refusal, not a finding.
+    // run() refuses: a clean refusal, not a finding.
   }
   model->class_names();
 }

@@ -161,7 +161,7 @@ def image_seeds(out):
 
 
 def regression_inputs(regressions):
-    """Inputs that exposed bugs fixed for issue #7, replayed by every build (fuzz.replay_*):
+    """Inputs that exposed bugs (since fixed), replayed by every build (fuzz.replay_*):
     a Swin model whose config implies 100 GB of activations, one whose softmax bias table
     expands to gigabytes, a config integer written as 1e300, and checkpoints whose shapes
     overflowed config detection or implied a million blocks."""

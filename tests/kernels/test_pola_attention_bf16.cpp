@@ -2,8 +2,8 @@
 // products on AMX tiles, and on AVX512-BF16 dot products) against the fp32
 // scalar reference, on shapes
 // with ragged token blocks and head widths that are not multiples of the
-// tile width. The bound: relative L2 error per head <= 1e-2 (the issue's
-// accuracy goal for bf16), max element error <= 4e-2 of the head's largest
+// tile width. The bound: relative L2 error per head <= 1e-2 (the accuracy
+// goal for the bf16 core), max element error <= 4e-2 of the head's largest
 // output; and every shape's output is bit-identical for 1, 2 and 3 threads.
 // Each core runs where this CPU has its instructions (an AMX CPU runs both);
 // elsewhere the case says so and checks nothing for that core.

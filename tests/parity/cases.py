@@ -82,7 +82,7 @@ def fast_cases():
     cases.append(Case("stress_swin_small_variance", "reduced_swin_mixed", seed=603, batch=2,
                       rand_options={**SMALL_RESIDUAL, **SMALL_EMBED}))
     cases.append(Case("stress_pvt_small_sr_variance", "reduced_pvt_sr", seed=604, batch=2, rand_options=SMALL_SR))
-    # Other input sizes (issue 21): the smallest configs at one non-square size.
+    # Other input sizes: the smallest configs at one non-square size.
     return cases + reduced_size_cases() + full_size_cases(FULL_FAST, [(256, 320)], seed=800, features=True)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The shipped Fashion-MNIST models keep their accuracy in bf16 (issue 19's gate).
+"""The shipped Fashion-MNIST models keep their accuracy in bf16 (the bf16 accuracy gate).
 
   check_bf16_fashion.py --pola build/apps/pola [--limit N] [--max-gap 0.1] [--min-agreement 99.5]
 

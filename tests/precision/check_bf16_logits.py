@@ -137,7 +137,7 @@ def main():
         # tolerance (pola_pvt_large: 3.6e-2, where PyTorch's whole-model .bfloat16() gives
         # 1.2e-1). bf16 arithmetic rounds each GEMM's input as well as its weights, about
         # doubling that error, so the tolerance is scaled by twice the weights-alone error
-        # over the 3e-2 of issue 19 where that is larger (the same gate as max(3e-2, twice it)
+        # over the 3e-2 bf16 logits gate where that is larger (the same gate as max(3e-2, twice it)
         # at the default tolerance; a tolerance of 0 gates at 0); both figures are printed.
         weights_err = float(np.abs(rounded - ref).max()) / scale
         gate = args.tolerance * max(1.0, 2 * weights_err / 3e-2)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Files are never destroyed, special files are never replaced, and nothing hangs (issue 18).
+"""Files are never destroyed, special files are never replaced, and nothing hangs.
 
 - outputs: `-o` a null device works and leaves the device node as it was; `-o` a full device is an error
   naming the path (a full disk is never "success"); an output FIFO is written in place; an output

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Nothing silently wrong (issue 18): damaged model files, NaN/Inf weights and inputs.
+"""Nothing silently wrong: damaged model files, NaN/Inf weights and inputs.
 
 Each case is a file made here from the shipped model (format version 2, with checksums):
 - one bit flipped in the header (a preprocessing value) and one in a weight (a sign bit in a

@@ -382,8 +382,8 @@ POLA_API pola_status pola_convert(const char *checkpoint, const char *output, co
  * The result is the same for every thread count (sums run in a fixed order).
  *
  * For sequences much larger than the caches, allocate q, k, v and out with
- * pola_alloc_floats: 2 MB aligned and advised as huge pages, which made the
- * core ~5-9% faster here than ordinary 4 KB pages. */
+ * pola_alloc_floats: 2 MB aligned and advised as huge pages, on which the
+ * core ran faster than on ordinary 4 KB pages (bench/attention/README.md). */
 typedef struct pola_attention_args {
   long long n_q, n_k;          /* query and key tokens (n_q >= 0, n_k >= 0) */
   int heads, head_dim;         /* heads >= 1, 1 <= head_dim <= 1024 */
