@@ -141,13 +141,10 @@ pola_status ModelBatcher::engine_call(const std::vector<const float *> &inputs, 
                                       const std::vector<float *> &logits, std::string &error, double &spent) {
   int rows = 0;
   for (int c : counts) rows += c;
-  pola_run_options options = pola_run_options_default();
-  options.batch = 0;
-  options.parts = static_cast<int>(counts.size());
-  options.part_counts = counts.data();
-  std::vector<pola_run_output> outputs(counts.size(), pola_run_output_default());
-  for (size_t i = 0; i < counts.size(); ++i) outputs[i].logits = logits[i];
-  return timed_call(rows, error, spent, [&] { return pola_run(model_.get(), &options, inputs.data(), outputs.data()); });
+  // The C call, not Model::run_parts: timed_call wants the status, not an exception.
+  const polaformer::PartsRun parts(counts, logits);
+  return timed_call(rows, error, spent,
+                    [&] { return pola_run(model_.get(), &parts.options, inputs.data(), parts.outputs.data()); });
 }
 
 pola_status ModelBatcher::sized_call(const float *input, int rows, int height, int width, float *logits,

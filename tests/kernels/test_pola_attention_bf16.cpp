@@ -120,8 +120,8 @@ TEST_CASE("pola_attention_bf16 is within bf16 error of the fp32 reference, ragge
 }
 
 // The cores against the registered scalar reference of polarity_attention
-// keyed bf16 (kernels/reference/polarity_attention_bf16.cpp: the same bf16
-// roundings, sums in double). What remains is the cores' fp32 sums and their
+// keyed bf16 (kernels/reference/polarity_attention.cpp, Bf16Rounding: the
+// same bf16 roundings, sums in double). What remains is the cores' fp32 sums and their
 // feature maps (abs_pow_bf16: 1.2e-4 relative before rounding), which round a
 // feature next to a bf16 midpoint the other way: one ulp (2^-8 .. 2^-7
 // relative) on a few percent of the operands, in both directions. So the

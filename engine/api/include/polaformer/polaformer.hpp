@@ -58,6 +58,26 @@ struct InputShape {
   size_t floats() const { return static_cast<size_t>(channels) * height * width; }
 };
 
+// What a logits run of several parts (pola_run with options.parts) passes:
+// part i holds counts[i] images and gets its logits at logits[i] (one entry
+// per part). It only builds the arguments and never throws, so a caller that
+// wants the pola_status itself (a server timing its engine call) can make the
+// C call; Model::run_parts makes it and throws. options.part_counts points
+// into `counts`, which must outlive the run (hence no temporary counts).
+struct PartsRun {
+  pola_run_options options = pola_run_options_default();
+  std::vector<pola_run_output> outputs;
+
+  PartsRun(const std::vector<int> &counts, const std::vector<float *> &logits)
+      : outputs(counts.size(), pola_run_output_default()) {
+    options.batch = 0;
+    options.parts = static_cast<int>(counts.size());
+    options.part_counts = counts.data();
+    for (size_t i = 0; i < outputs.size() && i < logits.size(); ++i) outputs[i].logits = logits[i];
+  }
+  PartsRun(std::vector<int> &&counts, const std::vector<float *> &logits) = delete;
+};
+
 // A loaded model (move-only). Like the C handle, one Model may be used by
 // several threads at once.
 class Model {
@@ -184,13 +204,8 @@ class Model {
                  const std::vector<float *> &logits) {
     if (inputs.size() != counts.size() || logits.size() != counts.size())
       throw InputError("run_parts: inputs, counts and logits must have one entry per part");
-    pola_run_options options = pola_run_options_default();
-    options.batch = 0;
-    options.parts = static_cast<int>(counts.size());
-    options.part_counts = counts.data();
-    std::vector<pola_run_output> outputs(counts.size(), pola_run_output_default());
-    for (size_t i = 0; i < counts.size(); ++i) outputs[i].logits = logits[i];
-    run_parts(options, inputs.data(), outputs.data());
+    const PartsRun parts(counts, logits);
+    run_parts(parts.options, inputs.data(), parts.outputs.data());
   }
 
   // ---- Any input size and backbone features (polaformer.h has the rules) ----
