@@ -83,8 +83,69 @@ def _is_patch_embed(name):
     return name.startswith("patch_embed")
 
 
+# PolaFormer++ (family "pp"): its own options. tiny_query_head as above (head 0 of every L
+# attention gets a near-zero query, so phi . mean(psi) is near the 1e-6 eps).
+PP_DEFAULT_OPTIONS = {"tiny_query_head": 0.0}
+
+
+def _batch_norm(gen, bn):
+    """Eval-mode BN with statistics that are far from (0, 1): a missing or misapplied BN shows."""
+    shape = bn.weight.shape
+    _set(bn.weight, _uniform(gen, shape, 0.6, 1.4) * torch.where(_uniform(gen, shape, 0, 1) < 0.05, -1.0, 1.0))
+    _set(bn.bias, _normal(gen, shape, 0.2))
+    _set(bn.running_mean, _normal(gen, shape, 0.3))
+    _set(bn.running_var, _uniform(gen, shape, 0.4, 2.5))
+    with torch.no_grad():
+        bn.num_batches_tracked.fill_(int(torch.randint(1, 10 ** 6, (1,), generator=gen)))
+
+
+def _randomize_pp(model, gen, opt):
+    """PolaPP: every conv/linear/norm/BN plus s1, s2 (sigmoid spans ~0.05..0.95, different for
+    s1 and s2 and per channel) and layer-scale gammas 0.15..0.6 with a few negative channels.
+    The branch gains (gammas < 1, the conditional position conv at 0.3) keep the residual stream
+    O(1) through b5's 38 blocks. The RoPE `angle` buffers are left as computed (a constant of the
+    architecture; the checkpoint stores the same values)."""
+    from pola_pp import PolaLinearAttention, PolaPPBlock
+    done = set()
+    for name, module in model.named_modules():
+        leaf = name.rsplit(".", 1)[-1]
+        if isinstance(module, nn.Linear):
+            _linear(gen, module)
+        elif isinstance(module, nn.Conv2d):
+            _conv(gen, module, gain=0.3 if leaf == "pos" else 1.0)
+        elif isinstance(module, nn.LayerNorm):
+            _layer_norm(gen, module)
+        elif isinstance(module, nn.BatchNorm2d):
+            _batch_norm(gen, module)
+        elif isinstance(module, PolaLinearAttention):
+            _set(module.s1, _uniform(gen, module.s1.shape, -3.0, 3.0))
+            _set(module.s2, _uniform(gen, module.s2.shape, -3.0, 3.0))
+        elif isinstance(module, PolaPPBlock):
+            for gamma in (module.gamma_1, module.gamma_2):
+                sign = torch.where(_uniform(gen, gamma.shape, 0, 1) < 0.1, -1.0, 1.0)
+                _set(gamma, _uniform(gen, gamma.shape, 0.15, 0.6) * sign)
+        else:
+            continue
+        done.update(id(p) for p in module.parameters(recurse=False))
+    if opt["tiny_query_head"]:
+        for module in model.modules():
+            if isinstance(module, PolaLinearAttention):
+                with torch.no_grad():   # q is the first C outputs of qkvg; head 0 is its first d rows
+                    module.qkvg.weight[: module.head_dim] *= opt["tiny_query_head"]
+                    module.qkvg.bias[: module.head_dim] *= opt["tiny_query_head"]
+    missed = [n for n, p in model.named_parameters() if id(p) not in done]
+    if missed:
+        raise RuntimeError(f"randomize left parameters untouched: {missed[:5]}")
+    return opt
+
+
 def randomize(model, seed, **options):
     """Overwrite every parameter of `model` deterministically from `seed`; returns the options."""
+    if model.cfg["family"] == "pp":
+        unknown = set(options) - set(PP_DEFAULT_OPTIONS)
+        if unknown:
+            raise KeyError(f"unknown PolaPP randomization options {sorted(unknown)}")
+        return _randomize_pp(model, torch.Generator().manual_seed(int(seed)), dict(PP_DEFAULT_OPTIONS, **options))
     unknown = set(options) - set(DEFAULT_OPTIONS)
     if unknown:
         raise KeyError(f"unknown randomization options {sorted(unknown)}")

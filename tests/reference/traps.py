@@ -51,11 +51,21 @@ TRAPS = {
 }
 
 
+# PolaFormer++ (pola_pp.py, SPEC-polaformerpp). Kept out of TRAPS: TRAP_CASES and the parity
+# mismatch suite cover TRAPS, and the engine cannot run this family yet.
+PP_TRAPS = {
+    # SPEC-polaformerpp 2.7 / T3: RoPE on the numerator only; z uses the un-rotated features.
+    "pp_rope_denominator": "PolaPP L: normalise by RoPE(phi) . mean(RoPE(psi)) (RoPE on the denominator too)",
+    # SPEC-polaformerpp 2.6 / T4: RoPE pairs are interleaved (2t, 2t+1).
+    "pp_rope_halves": "PolaPP: RoPE rotates pairs (t, t + D/2) instead of interleaved pairs (2t, 2t+1)",
+}
+
+
 def check_traps(traps):
     traps = frozenset(traps or ())
-    unknown = traps - set(TRAPS)
+    unknown = traps - set(TRAPS) - set(PP_TRAPS)
     if unknown:
-        raise KeyError(f"unknown trap flags {sorted(unknown)}; known: {sorted(TRAPS)}")
+        raise KeyError(f"unknown trap flags {sorted(unknown)}; known: {sorted(TRAPS) + sorted(PP_TRAPS)}")
     return traps
 
 
