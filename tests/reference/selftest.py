@@ -27,12 +27,15 @@ from dump_names import expected_dump_names  # noqa: E402
 from export_model import export_model, read_model_file  # noqa: E402
 from pola_attention import linear_attention, polarity_features, quadratic_attention  # noqa: E402
 from pola_swin import SwinBlock, shift_mask  # noqa: E402
+from pola_pp import rope_angles, rotate_pairs  # noqa: E402
+from pola_pp_checkpoint import load_pp_checkpoint, save_pp_checkpoint  # noqa: E402
+from pola_pp_config import PP_PARAMS, PP_PRESETS, PP_REDUCED  # noqa: E402
 from polaformer_ref import PRESETS, REDUCED, build_model, get_config, parameter_count, run  # noqa: E402
 from randomize import input_dependence, logits_look_healthy, random_input, randomize  # noqa: E402
 from save_checkpoint import save_checkpoints  # noqa: E402
-from spec_state_dict import compare_state_dict  # noqa: E402
+from spec_state_dict import compare_state_dict, expected_pp_shapes  # noqa: E402
 from trap_cases import TRAP_BATCH, TRAP_CASES, TRAP_MARGIN, trap_case_seed  # noqa: E402
-from traps import TRAPS  # noqa: E402
+from traps import PP_TRAPS, TRAPS  # noqa: E402
 
 PARITY_RTOL = 1e-4      # the parity criterion: max|diff| <= 1e-4 * max|logit|
 CHECKS = []
@@ -395,6 +398,188 @@ def _pickle_globals(pkl):
         elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
             found.add((strings[-2], strings[-1]))
     return found
+
+
+# ---------------------------------------------------------------- PolaFormer++ (pola_pp.py)
+
+@check
+def pp_state_dict_and_parameter_counts():
+    """Keys/shapes/dtypes vs SPEC-polaformerpp 3 (independent table), parameter counts vs 1."""
+    notes = []
+    for name in list(PP_PRESETS) + list(PP_REDUCED):
+        cfg = get_config(name)
+        floats, _ = expected_pp_shapes(cfg)
+        counted = sum(int(np.prod(shape)) for k, shape in floats.items() if not k.endswith(
+            ("running_mean", "running_var", ".angle")))
+        if name in PP_PARAMS:
+            assert counted == PP_PARAMS[name], f"{name}: {counted} != {PP_PARAMS[name]}"
+        if name in ("pola_pp_b4", "pola_pp_b5"):
+            continue   # large; their table is checked above, the model builder on the others
+        model = build_model(cfg)
+        problems = compare_state_dict(cfg, model.state_dict())
+        assert not problems, f"{name}: {problems[:5]}"
+        if name in PP_PARAMS:
+            assert parameter_count(model) == PP_PARAMS[name], name
+            notes.append(f"{name[5:]} {parameter_count(model)}")
+    return ", ".join(notes) + "; b4/b5 by table"
+
+
+@check
+def pp_rope_against_spec_formulas():
+    """Angle buffer = 1/10000^linspace(0,1,D/4) (float32, each twice); the rotation equals the
+    complex product per interleaved pair; <R_n a, R_m b> depends only on the 2-D offset."""
+    gen = torch.Generator().manual_seed(3)
+    for width in (8, 12, 32, 64, 128):
+        m = width // 4
+        theta = [1.0 / 10000.0 ** (j / (m - 1)) if m > 1 else 1.0 for j in range(m)]
+        got = rope_angles(width)
+        want = torch.tensor(theta, dtype=torch.float64).repeat_interleave(2)
+        assert got.dtype == torch.float32 and (got.double() - want).abs().max() < 1e-7, width
+    model = build_model(get_config("reduced_pp_basic")).double()   # tables in float64
+    rope = model.layers[0].RoPE_linear
+    height, width = 5, 7
+    sin, cos = rope.tables(height, width)
+    dim = sin.shape[1]
+    a = torch.randn(height * width, dim, generator=gen, dtype=torch.float64)
+    rotated = rotate_pairs(a, sin, cos)
+    angle = rope.angle.double()
+    for n in (0, 8, 34):
+        r, c = divmod(n, width)
+        phase = torch.cat([r * angle, c * angle])[0::2]
+        z = torch.complex(a[n, 0::2], a[n, 1::2]) * torch.polar(torch.ones_like(phase), phase)
+        assert torch.allclose(rotated[n, 0::2], z.real) and torch.allclose(rotated[n, 1::2], z.imag), n
+    u, w = (torch.randn(dim, generator=gen, dtype=torch.float64) for _ in range(2))
+    gram = rotate_pairs(u.expand(height * width, dim), sin, cos) @ rotate_pairs(w.expand(height * width, dim), sin, cos).T
+    for n, m, n2, m2 in ((8, 0, 9, 1), (20, 13, 27, 20), (3, 30, 4, 31)):   # equal (dr, dc) offsets
+        assert abs(gram[n, m] - gram[n2, m2]) < 1e-12, (n, m)
+    assert abs(gram[17, 17] - u @ w) < 1e-12 and abs(gram[8, 0] - gram[0, 8]) > 1e-6
+    return "angles, pair rotation, relative-offset property"
+
+
+def _pp_linear_attention_explicit(attn, x, height, width, sin, cos):
+    """SPEC-polaformerpp 2.7 in its formula form: an explicit N x N kernel per head and path."""
+    n, c = x.shape[1], x.shape[2]
+    h, d = attn.heads, attn.head_dim
+    y = x @ attn.qkvg.weight.T + attn.qkvg.bias
+    q, k, v, g = y[..., :c], y[..., c:2 * c], y[..., 2 * c:3 * c], y[..., 3 * c:]
+    lepe = torch.nn.functional.conv2d(v.transpose(1, 2).reshape(-1, c, height, width), attn.lepe.weight,
+                                      attn.lepe.bias, padding=2, groups=c).flatten(2).transpose(1, 2)
+    out = torch.zeros_like(v)
+    for t in range(h):
+        qt, kt, vt = (u[..., t * d:(t + 1) * d] for u in (q, k, v))
+        pos, neg = qt.clamp(min=0), (-qt).clamp(min=0)
+        s1, s2 = torch.sigmoid(attn.s1[0, t, 0]), torch.sigmoid(attn.s2[0, t, 0])
+        psi = torch.exp(torch.cat([kt.clamp(min=0), (-kt).clamp(min=0)], -1)) - 1
+        for phi, vp, lo in ((torch.exp(torch.cat([pos, neg], -1) * s1) - 1, vt[..., :d // 2], 0),
+                            (torch.exp(torch.cat([neg, pos], -1) * s2) - 1, vt[..., d // 2:], d // 2)):
+            kernel = rotate_pairs(phi, sin, cos) @ rotate_pairs(psi, sin, cos).transpose(1, 2) / n
+            z = phi @ psi.mean(dim=1).unsqueeze(-1)
+            out[..., t * d + lo:t * d + lo + d // 2] = (kernel @ vp) / (z + 1e-6)
+    return ((out + lepe) * g) @ attn.proj.weight.T + attn.proj.bias
+
+
+@check
+def pp_linear_attention_equals_explicit_kernel():
+    """The O(N) module equals the explicit sum over token pairs (rotated numerator, un-rotated
+    mean-based normaliser + 1e-6), per head and polarity path."""
+    worst = 0.0
+    for name, (height, width) in (("reduced_pp_basic", (6, 5)), ("reduced_pp_mixed", (4, 7))):
+        model = build_model(get_config(name)).double()
+        randomize(model, 12)
+        model.double()
+        stage = next(i for i, t in enumerate(model.cfg["attn_types"]) if t == "L")
+        attn = model.layers[stage].blocks[0].attn
+        sin, cos = model.layers[stage].RoPE_linear.tables(height, width)
+        x = torch.randn(2, height * width, model.cfg["embed_dims"][stage], dtype=torch.float64,
+                        generator=torch.Generator().manual_seed(1))
+        from traps import RunContext
+        fast = attn(x, height, width, (sin, cos), RunContext())
+        slow = _pp_linear_attention_explicit(attn, x, height, width, sin, cos)
+        worst = max(worst, rel_diff(fast, slow))
+    assert worst < 1e-12, f"{worst:.2e}"
+    return f"rel diff {worst:.1e}"
+
+
+@check
+def pp_logits_healthy_any_size_and_batch():
+    """Reduced variants and b0: healthy, input-dependent logits at square and odd sizes; a batch
+    equals its images run one by one; float32 within the parity tolerance."""
+    notes = []
+    for name, size in (("reduced_pp_basic", None), ("reduced_pp_basic", (33, 50)),
+                       ("reduced_pp_mixed", (47, 29)), ("pola_pp_b0", (77, 50))):
+        cfg, model = random_model(name, seed=2)
+        x = random_input(cfg, 3, 2, size)
+        logits, _ = run(model, x)
+        ok, why = logits_look_healthy(logits)
+        assert ok, f"{name} {size}: {why}"
+        assert input_dependence(logits) > 1e-2, f"{name} {size}: logits barely depend on the input"
+        single = torch.cat([run(model, x[i:i + 1])[0] for i in range(3)])
+        assert rel_diff(logits, single) < 1e-12, f"{name} {size}: batch != single"
+        f32 = rel_diff(run(model, x, dtype=torch.float32)[0], logits)
+        assert f32 < PARITY_RTOL / 10, f"{name} {size}: float32 {f32:.2e}"
+        notes.append(f"{name[-5:] if name.startswith('reduced') else name[5:]} {size or 'native'} f32 {f32:.0e}")
+    return "; ".join(notes)
+
+
+@check
+def pp_traps_change_logits():
+    """Each PolaPP trap moves the logits by >= TRAP_MARGIN x the parity tolerance; the PVT/Swin
+    traps leave PolaPP alone and the PolaPP traps leave PVT/Swin alone."""
+    out = []
+    for name in ("reduced_pp_basic", "reduced_pp_mixed"):
+        cfg, model = random_model(name, seed=21)
+        x = random_input(cfg, 2, 21)
+        ref, _ = run(model, x)
+        for trap in PP_TRAPS:
+            d = rel_diff(run(model, x, traps=[trap])[0], ref)
+            assert d >= TRAP_MARGIN * PARITY_RTOL, f"{trap} on {name}: {d:.2e}"
+            out.append(d)
+        for trap in TRAPS:
+            assert torch.equal(run(model, x, traps=[trap])[0], ref), f"{trap} touched {name}"
+    for name in ("reduced_pvt_basic", "reduced_swin_mixed"):
+        cfg, model = random_model(name)
+        x = random_input(cfg, 1, 0)
+        ref, _ = run(model, x)
+        for trap in PP_TRAPS:
+            assert torch.equal(run(model, x, traps=[trap])[0], ref), f"{trap} touched {name}"
+    return f"{len(PP_TRAPS)} flags; smallest change {min(out):.1e}"
+
+
+@check
+def pp_checkpoint_layout_loads_back():
+    """The authors' layout: model + state_dict_ema (+ optimizer, ...) and a pickled
+    yacs.config.CfgNode; both weight sets load strictly and give clearly different logits."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg, model = random_model("reduced_pp_basic", seed=8)
+        path = os.path.join(tmp, "max_ema_acc.pth")
+        raw, ema = save_pp_checkpoint(path, model, "reduced_pp_basic", seed=8)
+        with zipfile.ZipFile(path) as z:
+            pkl = z.read([n for n in z.namelist() if n.endswith("/data.pkl")][0])
+        assert ("yacs.config", "CfgNode") in _pickle_globals(pkl), sorted(_pickle_globals(pkl))
+        try:
+            torch.load(path)
+            yacs_needed = False
+        except ModuleNotFoundError:
+            yacs_needed = True
+        ckpt = load_pp_checkpoint(path)
+        assert set(ckpt) == {"model", "state_dict_ema", "optimizer", "lr_scheduler", "max_accuracy",
+                             "max_accuracy_e", "epoch", "config"}, sorted(ckpt)
+        assert ckpt["config"].MODEL.NUM_CLASSES == cfg["num_classes"]
+        assert list(ckpt["model"]) == list(ckpt["state_dict_ema"]) == list(model.state_dict())
+        assert not any(k.startswith("module.") for k in ckpt["model"])
+        x = random_input(cfg, 2, 8)
+        logits = {}
+        for which in ("model", "state_dict_ema"):
+            fresh = build_model(cfg)
+            fresh.load_state_dict(ckpt[which], strict=True)
+            logits[which] = run(fresh, x)[0]
+        assert torch.equal(logits["model"], run(model, x)[0])
+        d = rel_diff(logits["state_dict_ema"], logits["model"])
+        assert d >= TRAP_MARGIN * PARITY_RTOL, f"EMA vs raw only {d:.2e}"
+        for k, v in ckpt["state_dict_ema"].items():
+            if v.dtype.is_floating_point and not k.endswith(".angle"):
+                assert not torch.equal(v, ckpt["model"][k]), f"EMA {k} equals raw"
+    return f"EMA vs raw logits {d:.2f}; plain torch.load {'needs yacs' if yacs_needed else 'works (yacs installed)'}"
 
 
 def main():

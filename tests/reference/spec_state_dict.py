@@ -27,7 +27,24 @@ SWIN_KEY_PATTERNS = [
 ]
 
 
+# SPEC-polaformerpp 3.1 (PolaFormer++).
+_BN = r"(weight|bias|running_mean|running_var|num_batches_tracked)"
+PP_KEY_PATTERNS = [
+    r"patch_embed\.proj\.(0|3|6|9)\.(weight|bias)", r"patch_embed\.proj\.(1|4|7|10)\." + _BN,
+    r"layers\.\d\.(RoPE|RoPE_linear)\.angle",
+    r"layers\.\d\.blocks\.\d+\.gamma_[12]", r"layers\.\d\.blocks\.\d+\.norm[12]\.norm\.(weight|bias)",
+    r"layers\.\d\.blocks\.\d+\.pos\.(weight|bias)",
+    r"layers\.\d\.blocks\.\d+\.ffn\.(fc1|fc2|dwconv)\.(weight|bias)",
+    r"layers\.\d\.blocks\.\d+\.attn\.(s1|s2)",
+    r"layers\.\d\.blocks\.\d+\.attn\.(qkvg|qkvo|lepe|proj)\.(weight|bias)",
+    r"layers\.[012]\.downsample\.reduction\.(weight|bias)", r"layers\.[012]\.downsample\.norm\." + _BN,
+    r"proj\.(weight|bias)", r"norm\." + _BN, r"head\.(weight|bias)",
+]
+
+
 def key_matches_spec(family, key):
+    if family == "pp":
+        return any(re.fullmatch(p, key) for p in PP_KEY_PATTERNS)
     patterns = PVT_KEY_PATTERNS if family == "pvt" else SWIN_KEY_PATTERNS
     return any(re.fullmatch(p, key) for p in patterns)
 
@@ -117,9 +134,61 @@ def expected_shapes(cfg):
     return floats, ints
 
 
+def _batch_norm(floats, ints, prefix, n):
+    for name in ("weight", "bias", "running_mean", "running_var"):
+        floats[f"{prefix}.{name}"] = (n,)
+    ints[f"{prefix}.num_batches_tracked"] = ()
+
+
+def expected_pp_shapes(cfg):
+    """SPEC-polaformerpp 3.1/3.2: {key: shape} of float tensors and of int64 buffers."""
+    floats, ints = {}, {}
+    dims = cfg["embed_dims"]
+    s = dims[0] // 2
+    for idx, (cin, cout) in zip((0, 3, 6, 9), ((cfg["in_chans"], s), (s, s), (s, s), (s, dims[0]))):
+        floats[f"patch_embed.proj.{idx}.weight"] = (cout, cin, 3, 3)
+        floats[f"patch_embed.proj.{idx}.bias"] = (cout,)
+        _batch_norm(floats, ints, f"patch_embed.proj.{idx + 1}", cout)
+    for i in range(4):
+        c, h = dims[i], cfg["num_heads"][i]
+        d, f = c // h, int(cfg["mlp_ratio"] * c)
+        floats[f"layers.{i}.RoPE.angle"] = (d // 2,)
+        floats[f"layers.{i}.RoPE_linear.angle"] = (d,)
+        for j in range(cfg["depths"][i]):
+            b = f"layers.{i}.blocks.{j}"
+            floats[f"{b}.gamma_1"] = floats[f"{b}.gamma_2"] = (1, c, 1, 1)
+            _norm(floats, f"{b}.norm1.norm", c)
+            _norm(floats, f"{b}.norm2.norm", c)
+            floats[f"{b}.pos.weight"] = (c, 1, 3, 3)
+            floats[f"{b}.pos.bias"] = (c,)
+            _linear(floats, f"{b}.ffn.fc1", f, c)
+            _linear(floats, f"{b}.ffn.fc2", c, f)
+            floats[f"{b}.ffn.dwconv.weight"] = (f, 1, 3, 3)
+            floats[f"{b}.ffn.dwconv.bias"] = (f,)
+            if cfg["attn_types"][i] == "L":
+                floats[f"{b}.attn.s1"] = floats[f"{b}.attn.s2"] = (1, h, 1, 2 * d)
+                _linear(floats, f"{b}.attn.qkvg", 4 * c, c)
+            else:
+                _linear(floats, f"{b}.attn.qkvo", 4 * c, c)
+            floats[f"{b}.attn.lepe.weight"] = (c, 1, 5, 5)
+            floats[f"{b}.attn.lepe.bias"] = (c,)
+            _linear(floats, f"{b}.attn.proj", c, c)
+        if i < 3:
+            floats[f"layers.{i}.downsample.reduction.weight"] = (dims[i + 1], c, 3, 3)
+            floats[f"layers.{i}.downsample.reduction.bias"] = (dims[i + 1],)
+            _batch_norm(floats, ints, f"layers.{i}.downsample.norm", dims[i + 1])
+    p = cfg["projection"]
+    floats["proj.weight"] = (p, dims[3], 1, 1)
+    floats["proj.bias"] = (p,)
+    _batch_norm(floats, ints, "norm", p)
+    floats["head.weight"] = (cfg["num_classes"], p, 1, 1)
+    floats["head.bias"] = (cfg["num_classes"],)
+    return floats, ints
+
+
 def compare_state_dict(cfg, state_dict):
     """List of human-readable problems (empty when the state dict matches the spec)."""
-    floats, ints = expected_shapes(cfg)
+    floats, ints = expected_pp_shapes(cfg) if cfg["family"] == "pp" else expected_shapes(cfg)
     problems = []
     expected = {**floats, **ints}
     for key in sorted(set(expected) - set(state_dict)):
