@@ -6,7 +6,7 @@
 namespace pola {
 namespace model_detail {
 namespace {
-const FamilyRules *const kFamilies[] = {&kPvtRules, &kSwinRules};
+const FamilyRules *const kFamilies[] = {&kPvtRules, &kSwinRules, &kPolaPPRules};
 } // namespace
 
 const FamilyRules &family_rules(Family family) {

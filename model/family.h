@@ -1,5 +1,5 @@
 // What a model family contributes to the model description, one file per
-// family (pvt_family.cpp, swin_family.cpp): its own config JSON keys, its
+// family (pvt_family.cpp, swin_family.cpp, pola_pp_family.cpp): its own config JSON keys, its
 // checks, its geometry, its tensor list, its block names and its cost; its
 // checkpoint detector sits beside it (pvt_detect.cpp, swin_detect.cpp).
 // Everything common (the per-stage lists, the polarity block's parameters, the
@@ -95,13 +95,15 @@ struct FamilyRules {
 const FamilyRules &family_rules(Family family);
 // nullptr when no family has that name.
 const FamilyRules *find_family(const std::string &name);
-// Every family's name for messages: "pvt or swin" (conjunction "or"), "pvt, swin or x".
+// Every family's name for messages: "pvt, swin or pp" (conjunction "or").
 std::string family_names(const char *conjunction);
 
 extern const FamilyRules kPvtRules;
 extern const FamilyRules kSwinRules;
+extern const FamilyRules kPolaPPRules;
 extern const FamilyDetector kPvtDetector;
 extern const FamilyDetector kSwinDetector;
+extern const FamilyDetector kPolaPPDetector;
 
 // Cost terms both families share (SPEC section 3), so each family's macs()
 // lists only its own layout.

@@ -12,13 +12,17 @@
 namespace pola {
 
 // A model family: a backbone layout with its own stage kinds, key names and
-// geometry rules (model/family.h lists what each family provides).
-enum class Family { pvt, swin };
+// geometry rules (model/family.h lists what each family provides). `pp` is
+// PolaFormer++ (../shared/SPEC-polaformerpp.md; "pp" in tests/reference too).
+enum class Family { pvt, swin, pp };
 
-// "pvt" / "swin", the `family` value of the config JSON.
+// "pvt" / "swin" / "pp", the `family` value of the config JSON.
 const char *family_name(Family family);
 
 // The attention of a stage's blocks: the JSON letter is the enum's value.
+// PolaFormer++ uses the same two letters for its own kinds: L is its polarity
+// linear attention with RoPE (SPEC-polaformerpp 2.7), S global softmax
+// attention with RoPE (2.8), whose one "window" is the whole stage.
 enum class AttentionKind : char {
   polarity = 'L',        // polarity-aware linear attention (SPEC section 3)
   softmax_window = 'S',  // classic Swin shifted-window softmax attention (SPEC section 5)
@@ -49,6 +53,10 @@ struct ModelConfig {
   int64_t patch_size = 4;           // patch-embedding kernel = stride
   int64_t window_size = 0;          // window of L blocks (before clipping to the stage)
   int64_t window_size_softmax = 0;  // window of S blocks (before clipping to the stage)
+  // PolaFormer++ only: the width P of the head's 1x1 projection (2048, or
+  // 2560 for b5). Its stem width is C1/2 and its layer scale always on, as in
+  // the authors' code; kernel_size is its LePE kernel (5).
+  int64_t projection = 0;
   std::vector<StageConfig> stages;
 
   size_t num_stages() const { return stages.size(); }

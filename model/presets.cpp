@@ -46,6 +46,25 @@ ModelConfig swin(const char *name, int64_t dim, std::vector<int64_t> depths, std
   return c;
 }
 
+// PolaFormer++ (SPEC-polaformerpp section 1): L, L, S, S; MLP ratio 3.5; LePE 5x5.
+ModelConfig pola_pp(const char *name, std::vector<int64_t> dims, std::vector<int64_t> depths,
+                    std::vector<int64_t> heads, int64_t projection = 2048) {
+  ModelConfig c;
+  c.family = Family::pp;
+  c.arch = name;
+  c.projection = projection;
+  for (size_t i = 0; i < 4; ++i) {
+    StageConfig s;
+    s.dim = dims[i];
+    s.depth = depths[i];
+    s.heads = heads[i];
+    s.mlp_ratio = 3.5;
+    s.attn = i < 2 ? AttentionKind::polarity : AttentionKind::softmax_window;
+    c.stages.push_back(s);
+  }
+  return c;
+}
+
 } // namespace
 
 int64_t released_swin_window(int64_t img_size) { return img_size >= 384 ? 96 : 56; }
@@ -62,6 +81,12 @@ const std::vector<std::pair<std::string, ModelConfig>> &presets() {
         swin("pola_swin_s", 96, {2, 2, 18, 2}, {3, 6, 12, 24}, 224),
         swin("pola_swin_b", 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 224),
         swin("pola_swin_b_384", 128, {2, 2, 18, 2}, {4, 8, 16, 32}, 384),
+        pola_pp("pola_pp_b0", {32, 64, 128, 384}, {2, 2, 2, 2}, {1, 2, 4, 12}),
+        pola_pp("pola_pp_b1", {32, 64, 192, 384}, {2, 2, 4, 2}, {1, 2, 6, 12}),
+        pola_pp("pola_pp_b2", {64, 128, 256, 512}, {2, 2, 6, 2}, {1, 2, 4, 8}),
+        pola_pp("pola_pp_b3", {64, 128, 320, 512}, {3, 5, 9, 3}, {1, 2, 5, 8}),
+        pola_pp("pola_pp_b4", {96, 192, 384, 512}, {4, 6, 12, 6}, {1, 2, 6, 8}),
+        pola_pp("pola_pp_b5", {96, 192, 448, 640}, {4, 7, 19, 8}, {1, 2, 7, 10}, 2560),
     };
     std::vector<std::pair<std::string, ModelConfig>> named;
     for (auto &c : all) named.emplace_back(c.arch, std::move(c));

@@ -1,4 +1,5 @@
-// The eight released configurations (SPEC section 1) and comparing configs.
+// The released configurations (SPEC section 1; PolaFormer++ b0-b5 from
+// SPEC-polaformerpp section 1) and comparing configs.
 #pragma once
 
 #include <string>
@@ -9,7 +10,7 @@
 
 namespace pola {
 
-// By name (pola_pvt_tiny, ..., pola_swin_b_384); each preset's `arch` is its name.
+// By name (pola_pvt_tiny, ..., pola_swin_b_384, pola_pp_b0, ..., pola_pp_b5); each preset's `arch` is its name.
 const std::vector<std::pair<std::string, ModelConfig>> &presets();
 const ModelConfig *find_preset(const std::string &name);
 // Name of the preset equal to `c` (config JSON equal; `arch` is ignored), or "custom".

@@ -12,7 +12,12 @@
 namespace pola::model_detail {
 namespace {
 
-bool claims(const ShapeReader &in) { return in.has("patch_embed.proj.weight") || in.count_indexed("layers.") > 0; }
+// Its patch embedding, or (a checkpoint missing it) its blocks' own norm1 key:
+// any "layers." key would also claim PolaFormer++, whose blocks are
+// "layers.i.blocks.j" too but whose norms are "norm1.norm".
+bool claims(const ShapeReader &in) {
+  return in.has("patch_embed.proj.weight") || in.has("layers.0.blocks.0.norm1.weight");
+}
 
 ModelConfig read(const ShapeReader &in) {
   ModelConfig c;

@@ -168,3 +168,28 @@ TEST_CASE("check_input_size names the nearest valid sizes") {
   CHECK_THROWS_AS(check_input_size(sr, 32, 64, "x"), InputError);
   CHECK_NOTHROW(check_input_size(sr, 64, 64, "x"));
 }
+
+TEST_CASE("PolaFormer++: every stride-2 conv rounds up, any input size runs, each stage is one window") {
+  const ModelConfig &c = *find_preset("pola_pp_b0");
+  CHECK(input_size_multiple(c) == 1);
+  CHECK_NOTHROW(check_input_size(c, 77, 50, "t"));
+  // 77 x 50 -> stem 39 x 25 -> 20 x 13, then 10 x 7, 5 x 4, 3 x 2 (SPEC-polaformerpp T9).
+  const ModelGeometry g = model_geometry(c, 77, 50);
+  const int64_t want[4][2] = {{20, 13}, {10, 7}, {5, 4}, {3, 2}};
+  REQUIRE(g.stages.size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(g.stages[i].res_h == want[i][0]);
+    CHECK(g.stages[i].res_w == want[i][1]);
+    REQUIRE(g.stages[i].blocks.size() == static_cast<size_t>(c.stages[i].depth));
+    const BlockGeometry &b = g.stages[i].blocks.back();
+    CHECK(b.windows == 1);
+    CHECK(b.window_tokens == g.stages[i].tokens);
+    CHECK(b.kv_tokens == g.stages[i].tokens);
+    CHECK_FALSE(b.partitioned);
+  }
+  // At its own size: 56, 28, 14, 7.
+  const ModelGeometry own = model_geometry(c);
+  CHECK(own.stages[0].tokens == 56 * 56);
+  CHECK(own.stages[3].tokens == 7 * 7);
+}
