@@ -40,7 +40,7 @@ void round_trip(const ModelConfig &c, bool with_buffers = true) {
 } // namespace
 
 TEST_CASE("every preset is detected from its tensor shapes") {
-  CHECK(presets().size() == 8);
+  CHECK(presets().size() == 14); // PVT 4, Swin 4, PolaFormer++ b0-b5
   for (const auto &p : presets()) {
     CAPTURE(p.first);
     round_trip(p.second);
@@ -97,8 +97,9 @@ TEST_CASE("custom layouts: windows, spatial reduction, odd patch sizes, mixed at
 TEST_CASE("non-PolaFormer layouts are refused") {
   CHECK_THROWS_AS(detect_config({}, "t"), InputError);
   CHECK_THROWS_WITH_AS(detect_config({{"conv1.weight", {64, 3, 7, 7}}, {"fc.weight", {1000, 512}}}, "t"),
-                       "t: not a PolaFormer checkpoint: found neither 'patch_embed1.proj.weight' (PVT) nor "
-                       "'patch_embed.proj.weight' (Swin); first tensors: conv1.weight, fc.weight",
+                       "t: not a PolaFormer checkpoint: found none of 'patch_embed1.proj.weight' (PVT), "
+                       "'patch_embed.proj.weight' (Swin) and 'patch_embed.proj.0.weight' (PolaPP); first tensors: "
+                       "conv1.weight, fc.weight",
                        InputError);
   // Names of two families at once: refused, naming both.
   ShapeMap both = shapes_of(*find_preset("pola_pvt_tiny"));
@@ -112,6 +113,71 @@ TEST_CASE("non-PolaFormer layouts are refused") {
   ShapeMap m = shapes_of(*find_preset("pola_pvt_tiny"));
   m.erase("block2.0.attn.power");
   CHECK_THROWS_WITH_AS(detect_config(m, "t"), doctest::Contains("block2.0.attn.power"), InputError);
+}
+
+// The titles of the detectors that claim a checkpoint's names.
+std::vector<std::string> claimants(const ShapeMap &m) {
+  const ShapeReader in(m, "t");
+  std::vector<std::string> out;
+  for (const FamilyDetector *d : family_detectors())
+    if (d->claims(in)) out.push_back(d->title);
+  return out;
+}
+
+TEST_CASE("PolaFormer++: only its own detector claims it, and the others' checkpoints are not its") {
+  for (const auto &p : presets()) {
+    CAPTURE(p.first);
+    const char *own = p.second.family == Family::pvt ? "PVT" : p.second.family == Family::swin ? "Swin" : "PolaPP";
+    // Swin and PolaPP both name blocks "layers.i.blocks.j": the Swin claim must not rest on that.
+    CHECK(claimants(shapes_of(p.second)) == std::vector<std::string>{own});
+    CHECK(claimants(shapes_of(p.second, /*with_buffers=*/false)) == std::vector<std::string>{own});
+  }
+  // A PolaPP checkpoint without its stem is still its own (its norm1.norm keys), and refused by name.
+  ShapeMap m = shapes_of(*find_preset("pola_pp_b2"));
+  m.erase("patch_embed.proj.0.weight");
+  CHECK(claimants(m) == std::vector<std::string>{"PolaPP"});
+  CHECK_THROWS_WITH_AS(detect_config(m, "t"), doctest::Contains("patch_embed.proj.0.weight"), InputError);
+  // Softmax stages read their heads from the angle buffer they use; without it, the refusal names it.
+  m = shapes_of(*find_preset("pola_pp_b2"));
+  m.erase("layers.2.RoPE.angle");
+  CHECK(config_differences(detect_config(m, "t"), *find_preset("pola_pp_b2")).empty()); // from RoPE_linear
+  m.erase("layers.2.RoPE_linear.angle");
+  CHECK_THROWS_WITH_AS(detect_config(m, "t"), doctest::Contains("layers.2.RoPE_linear.angle"), InputError);
+  // Neither projection: the attention type is unknown.
+  m = shapes_of(*find_preset("pola_pp_b0"));
+  m.erase("layers.3.blocks.0.attn.qkvo.weight");
+  CHECK_THROWS_WITH_AS(detect_config(m, "t"), doctest::Contains("attention type of stage 4"), InputError);
+  // Custom layouts round-trip: other classes, head width, input channels, attention order, LePE kernel.
+  ModelConfig c = *find_preset("pola_pp_b1");
+  c.num_classes = 17;
+  c.projection = 96;
+  c.in_chans = 1;
+  c.kernel_size = 3;
+  per_stage<AttentionKind, AttentionKind>(c, &StageConfig::attn, {S, L, S, L});
+  per_stage<int64_t, int64_t>(c, &StageConfig::heads, {2, 4, 12, 3});
+  round_trip(c);
+  round_trip(c, /*with_buffers=*/false);
+}
+
+TEST_CASE("PolaFormer++ parameter counts match SPEC-polaformerpp section 1") {
+  const std::pair<const char *, int64_t> counted[] = {{"pola_pp_b0", 7548712},  {"pola_pp_b1", 9227496},
+                                                      {"pola_pp_b2", 16450664}, {"pola_pp_b3", 27145896},
+                                                      {"pola_pp_b4", 49798792}, {"pola_pp_b5", 97773000}};
+  for (const auto &[name, want] : counted) {
+    CAPTURE(name);
+    // Learnable parameters: everything but the BN statistics and the angle buffers.
+    int64_t n = 0;
+    for (const auto &t : expected_tensors(*find_preset(name))) {
+      const auto ends = [&](const std::string &suffix) {
+        return t.name.size() >= suffix.size() && t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      if (ends(".running_mean") || ends(".running_var") || ends(".num_batches_tracked") || ends(".angle")) continue;
+      int64_t e = 1;
+      for (int64_t d : t.shape) e *= d;
+      n += e;
+    }
+    CHECK(n == want);
+  }
 }
 
 TEST_CASE("tensor check lists missing, extra and mis-shaped tensors") {
