@@ -1,0 +1,43 @@
+// The engine's tensor list of one config (model/tensor_list.h), for
+// check_tensors.py to compare with the PyTorch reference's state dict:
+//   print_tensors PRESET_NAME|CONFIG_JSON
+// prints {"config": <config JSON>, "tensors": [[name, [shape...], use], ...]}
+// in list order, use being "required", "optional" or "dropped".
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "model/config_json.h"
+#include "model/presets.h"
+#include "model/tensor_list.h"
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: print_tensors PRESET_NAME|CONFIG_JSON\n");
+    return 2;
+  }
+  try {
+    const std::string what = argv[1];
+    pola::ModelConfig cfg;
+    if (!what.empty() && what[0] == '{') {
+      cfg = pola::config_from_json(nlohmann::json::parse(what), "config");
+    } else {
+      const pola::ModelConfig *p = pola::find_preset(what);
+      if (!p) throw std::runtime_error("no preset " + what);
+      cfg = *p;
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (const pola::TensorSpec &t : pola::expected_tensors(cfg)) {
+      const char *use = t.use == pola::TensorSpec::Use::Required   ? "required"
+                        : t.use == pola::TensorSpec::Use::Optional ? "optional"
+                                                                   : "dropped";
+      list.push_back({t.name, t.shape, use});
+    }
+    const nlohmann::json out{{"config", pola::config_to_json(cfg)}, {"tensors", list}};
+    std::printf("%s\n", out.dump().c_str());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "print_tensors: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
