@@ -10,6 +10,8 @@ window's padding), shows as a difference.
 Every released preset (the engine's own, checked equal to the reference's) at 224 x 224, at
 224 x 320 and at its own size, and the reduced variants that exercise spatial reduction,
 padded and shifted windows and mixed attention, at their own size and a wider one.
+PolaFormer++ (family "pp"): b0-b5 the same way, plus odd sizes (every stride-2 conv rounds up)
+and its reduced variants; its normaliser is a matrix product in the reference, so bmm counts it.
 
 Run: /usr/bin/python3 check_macs.py --print-macs build/tests/model/print_macs
 """
@@ -25,14 +27,20 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import pola_attention  # noqa: E402
-from polaformer_ref import PRESETS, REDUCED, build_model, get_config  # noqa: E402
+from polaformer_ref import PP_PRESETS, PRESETS, REDUCED, build_model, get_config  # noqa: E402
 from traps import RunContext  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine_config import engine_config  # noqa: E402
 
 # (name, [(height, width), ...]); presets also run at their own img_size.
 CASES = [(name, [(224, 224), (224, 320)]) for name in PRESETS] + [
     ("reduced_pvt_sr", [(72, 72), (72, 96)]),            # sr 2 and 3: conv + kv on n tokens
     ("reduced_swin_windows", [(96, 96), (96, 160)]),     # shifted windows; 160 pads stage grids
     ("reduced_swin_mixed", [(64, 64), (64, 96)]),        # S and L stages, windowed and global
+] + [(name, [(224, 224), (224, 320), (77, 50)]) for name in PP_PRESETS] + [
+    ("reduced_pp_basic", [(40, 40), (65, 97)]),          # odd grids: ceil at every stride-2 conv
+    ("reduced_pp_mixed", [(48, 48), (48, 80)]),          # S in stage 1, L in stage 4
 ]
 
 
@@ -115,17 +123,17 @@ def main():
         if args.only and name != args.only:
             continue
         cfg = get_config(name)
-        if name in PRESETS:
+        if name in PRESETS or name in PP_PRESETS:
             sizes = sizes + ([(cfg["img_size"],) * 2] if (cfg["img_size"],) * 2 not in sizes else [])
             what = name  # the engine's own preset (model/presets.cpp)
         else:
-            what = json.dumps(cfg)
+            what = json.dumps(engine_config(cfg))
         model = build_model(cfg)
         for height, width in sizes:
             got = engine_macs(args.print_macs, what, height, width)
-            if got["config"] != cfg:
+            if got["config"] != engine_config(cfg):
                 print(f"FAIL {name}: the engine's preset differs from the reference's:\n  engine    {got['config']}"
-                      f"\n  reference {cfg}")
+                      f"\n  reference {engine_config(cfg)}")
                 failures += 1
                 break
             want = reference_macs(cfg, height, width, model)
