@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/models/builders.h"
+#include "model/error.h"
 #include "model/model_config.h"
 
 namespace pola::models {
@@ -23,7 +24,12 @@ constexpr FamilyBuilder kBuilders[] = {
 const FamilyBuilder &entry(Family family) {
   for (const FamilyBuilder &b : kBuilders)
     if (b.family == family) return b;
-  throw std::logic_error(std::string("model family ") + family_name(family) + " has no graph builder");
+  // A family the model description knows (its files are read and described)
+  // but this engine cannot run yet: the user's file is fine, the engine is
+  // not ready for it, so the refusal is an input error with a plain message.
+  throw InputError(std::string("this engine cannot run model family '") + family_name(family) +
+                   "' yet: it has no graph builder (the model's config is valid; only its description, "
+                   "detection and cost are implemented)");
 }
 } // namespace
 
