@@ -10,6 +10,7 @@
 #include "model/flops.h"
 #include "model/geometry.h"
 #include "model/presets.h"
+#include "tests/model/config_arg.h"
 
 int main(int argc, char **argv) {
   if (argc != 4) {
@@ -17,15 +18,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    const std::string what = argv[1];
-    pola::ModelConfig cfg;
-    if (!what.empty() && what[0] == '{') {
-      cfg = pola::config_from_json(nlohmann::json::parse(what), "config");
-    } else {
-      const pola::ModelConfig *p = pola::find_preset(what);
-      if (!p) throw std::runtime_error("no preset " + what);
-      cfg = *p;
-    }
+    const pola::ModelConfig cfg = pola::test::config_from_arg(argv[1]);
     const int64_t h = std::stoll(argv[2]), w = std::stoll(argv[3]);
     pola::check_input_size(cfg, h, w, "print_macs");
     const nlohmann::json out{{"config", pola::config_to_json(cfg)}, {"macs", pola::macs_per_image(cfg, h, w)}};

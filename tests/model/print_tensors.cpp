@@ -9,6 +9,7 @@
 
 #include "model/config_json.h"
 #include "model/presets.h"
+#include "tests/model/config_arg.h"
 #include "model/tensor_list.h"
 
 int main(int argc, char **argv) {
@@ -17,15 +18,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    const std::string what = argv[1];
-    pola::ModelConfig cfg;
-    if (!what.empty() && what[0] == '{') {
-      cfg = pola::config_from_json(nlohmann::json::parse(what), "config");
-    } else {
-      const pola::ModelConfig *p = pola::find_preset(what);
-      if (!p) throw std::runtime_error("no preset " + what);
-      cfg = *p;
-    }
+    const pola::ModelConfig cfg = pola::test::config_from_arg(argv[1]);
     nlohmann::json list = nlohmann::json::array();
     for (const pola::TensorSpec &t : pola::expected_tensors(cfg)) {
       const char *use = t.use == pola::TensorSpec::Use::Required   ? "required"
