@@ -20,6 +20,9 @@ const char *op_name(Op op) {
   case Op::polarity_attention: return "polarity_attention";
   case Op::window_attention: return "window_attention";
   case Op::gemm: return "gemm";
+  case Op::softmax_attention: return "softmax_attention";
+  case Op::depthwise_conv: return "depthwise_conv";
+  case Op::swish: return "swish";
   }
   return "unknown";
 }

@@ -32,7 +32,10 @@
 
 namespace pola::kernels {
 
-enum class Op { layernorm, gelu, mul_rows, to_bf16, abs_pow, polarity_attention, window_attention, gemm };
+enum class Op {
+  layernorm, gelu, mul_rows, to_bf16, abs_pow, polarity_attention, window_attention, gemm,
+  softmax_attention, depthwise_conv, swish
+};
 
 const char *op_name(Op op);
 
@@ -115,6 +118,24 @@ template <> struct Signature<Op::window_attention, DType::bf16> {
   using Shape = WindowAttnArgs;
   static constexpr bool falls_back_to_fp32 = true;
 };
+// Global softmax attention with RoPE (GlobalAttnArgs).
+template <> struct Signature<Op::softmax_attention, DType::f32> {
+  using Fn = void (*)(const GlobalAttnArgs &args);
+  using Shape = GlobalAttnArgs;
+  static constexpr bool falls_back_to_fp32 = false;
+};
+// Depthwise convolution over token rows (DepthwiseConvArgs).
+template <> struct Signature<Op::depthwise_conv, DType::f32> {
+  using Fn = void (*)(const DepthwiseConvArgs &args);
+  using Shape = AnyShape;
+  static constexpr bool falls_back_to_fp32 = false;
+};
+// x = x * sigmoid(x), in place (Swish / SiLU).
+template <> struct Signature<Op::swish, DType::f32> {
+  using Fn = void (*)(float *x, int64_t n, int threads);
+  using Shape = AnyShape;
+  static constexpr bool falls_back_to_fp32 = false;
+};
 // No fp32 entry: the fp32 GEMMs are oneDNN's, so no kernel resolved means "use oneDNN".
 template <> struct Signature<Op::gemm, DType::bf16> {
   using Fn = void (*)(const Bf16GemmArgs &args);
@@ -160,6 +181,9 @@ template <> EntryList<Op::polarity_attention, DType::bf16> entries();
 template <> EntryList<Op::window_attention, DType::f32> entries();
 template <> EntryList<Op::window_attention, DType::bf16> entries();
 template <> EntryList<Op::gemm, DType::bf16> entries();
+template <> EntryList<Op::softmax_attention, DType::f32> entries();
+template <> EntryList<Op::depthwise_conv, DType::f32> entries();
+template <> EntryList<Op::swish, DType::f32> entries();
 
 // What resolve() chose: the kernel and the dtype and ISA it really computes
 // in (dtype is fp32 when a bf16 request fell back). fn is null when nothing
