@@ -10,9 +10,11 @@ namespace pola::models {
 
 void build_pvt(BuildContext &ctx);
 void build_swin(BuildContext &ctx);
+void build_pola_pp(BuildContext &ctx);
 // Where their nodes hold a polarity block's q and k (engine/models/<family>_taps.cpp).
 QkTaps pvt_qk_taps(const std::string &block, int64_t dim);
 QkTaps swin_qk_taps(const std::string &block, int64_t dim);
+QkTaps pola_pp_qk_taps(const std::string &block, int64_t dim);
 
 // The builder of a family (engine/models/family_builders.cpp holds the one
 // table: a new family adds its builder there, next to its line in

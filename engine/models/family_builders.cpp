@@ -19,6 +19,7 @@ struct FamilyBuilder {
 constexpr FamilyBuilder kBuilders[] = {
     {Family::pvt, build_pvt, pvt_qk_taps},
     {Family::swin, build_swin, swin_qk_taps},
+    {Family::pp, build_pola_pp, pola_pp_qk_taps},
 };
 
 const FamilyBuilder &entry(Family family) {

@@ -65,13 +65,21 @@ std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<
   return out;
 }
 
+// The shape a linear layer's weight is stored with: (out, in), or
+// (out, in, 1, 1) for a 1x1 convolution (the same matrix, row-major).
+std::vector<int64_t> matrix_shape(BuildContext &ctx, const std::string &name, int64_t out, int64_t in) {
+  const weights::TensorView *t = ctx.weights.file().find(name);
+  if (t && t->shape == std::vector<int64_t>{out, in, 1, 1}) return t->shape;
+  return {out, in};
+}
+
 // `prefix.weight` (out, in) and, if has_bias, `prefix.bias` (out).
 ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, int64_t in, int64_t out,
                                 bool has_bias) {
   ops::LinearParams p;
   p.in = in;
   p.out = out;
-  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {out, in});
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", matrix_shape(ctx, prefix + ".weight", out, in));
   p.weight = w.data;
   p.weight_stored_bf16 = w.dtype == weights::StoredDtype::bf16;
   p.bias = has_bias ? ctx.weights.get(prefix + ".bias", {out}) : nullptr;
@@ -100,6 +108,31 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
   p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
   add_matmul_node(ctx, name, p, src, dst, false, false, ctx.precisions.gemm);
+}
+
+void add_linear_scaled_into(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                            const std::string &scale, const std::vector<int64_t> &scale_shape, const TensorRef &src,
+                            const TensorRef &dst) {
+  const int64_t in = src.cols, out = dst.cols;
+  const float *w = ctx.weights.get(prefix + ".weight", matrix_shape(ctx, prefix + ".weight", out, in));
+  const float *b = ctx.weights.get(prefix + ".bias", {out});
+  const float *s = ctx.weights.get(scale, scale_shape);
+  ops::LinearParams p;
+  p.in = in;
+  p.out = out;
+  // Folded once at load: (x W^T + b) * s == x (s W)^T + s b, row by row.
+  p.weight = ctx.weights.derived(prefix + ".weight*" + scale, [&] {
+    std::vector<float> f(w, w + out * in);
+    for (int64_t r = 0; r < out; ++r)
+      for (int64_t c = 0; c < in; ++c) f[r * in + c] *= s[r];
+    return f;
+  });
+  p.bias = ctx.weights.derived(prefix + ".bias*" + scale, [&] {
+    std::vector<float> f(out);
+    for (int64_t r = 0; r < out; ++r) f[r] = b[r] * s[r];
+    return f;
+  });
+  add_matmul_node(ctx, name, p, src, dst, false, true, ctx.precisions.gemm);
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,

@@ -26,7 +26,8 @@ struct LinearEpilogue {
 };
 
 // Adds node `name`: dst = src W^T as `epilogue` says, with the weights
-// `prefix.weight` (out, in) and `prefix.bias`, in the plan's GEMM precision.
+// `prefix.weight` (out, in), or (out, in, 1, 1) for a 1x1 convolution, and
+// `prefix.bias`, in the plan's GEMM precision.
 // src may be f32 or already in the GEMM's dtype (else a `name.to_bf16` node
 // converts it); dst is f32, or bf16 for a bf16 GEMM whose result feeds another.
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
@@ -37,6 +38,13 @@ void add_linear(BuildContext &ctx, const std::string &name, const std::string &p
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix, int64_t full_out,
                      const std::vector<std::pair<int64_t, int64_t>> &row_ranges, const TensorRef &src,
                      const TensorRef &dst);
+
+// Adds node `name`: dst += (src W^T + b) * s, with s the per-output-channel
+// tensor `scale` (layer scale) of `scale_shape` folded into the weights once
+// at load. Weights as add_linear's.
+void add_linear_scaled_into(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                            const std::string &scale, const std::vector<int64_t> &scale_shape, const TensorRef &src,
+                            const TensorRef &dst);
 
 // Adds node `name`: a convolution whose kernel equals its stride (patch
 // embedding, spatial reduction) with weights `prefix.weight` (out, in, p, p)

@@ -115,20 +115,25 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
   add_node(ctx, pre + ".dwc", {a.v_full, a.out}, {a.out}, [conv, &plan](const NodeArgs &io) {
     conv->run(plan.stream, io.in(0).f32(), io.out(0).f32());
   });
+  return add_gate(ctx, pre + ".gate", a.out, a.g);
+}
+
+TensorRef add_gate(BuildContext &ctx, const std::string &name, const TensorRef &out, const TensorRef &g) {
+  Plan &plan = ctx.plan;
   const auto mul_rows = kernels::resolve<kernels::Op::mul_rows, DType::f32>().fn;
   if (ctx.precisions.gemm == Precision::fp32) {
-    add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out}, [mul_rows, &plan](const NodeArgs &io) {
+    add_node(ctx, name, {out, g}, {out}, [mul_rows, &plan](const NodeArgs &io) {
       const TensorView &g = io.in(1), &out = io.out(0);
       mul_rows(out.f32(), out.ld(), g.f32(), g.ld(), out.rows(), out.cols(), plan.threads);
     });
-    return a.out;
+    return out;
   }
   // The gated rows feed only the output projection: written in its dtype,
   // each chunk rounded while it is still in cache (the f32 product is left in
   // `out`, gated in place as in fp32).
-  const TensorRef gated = new_tensor(ctx, pre + ".gate", a.out.rows, a.out.cols, dtype_of(ctx.precisions.gemm));
+  const TensorRef gated = new_tensor(ctx, name, out.rows, out.cols, dtype_of(ctx.precisions.gemm));
   const auto round = kernels::resolve<kernels::Op::to_bf16, DType::bf16>().fn;
-  add_node(ctx, pre + ".gate", {a.out, a.g}, {a.out, gated}, [mul_rows, round, &plan](const NodeArgs &io) {
+  add_node(ctx, name, {out, g}, {out, gated}, [mul_rows, round, &plan](const NodeArgs &io) {
     const TensorView &g = io.in(1), &out = io.out(0), &half = io.out(1);
     // Chunks of ~64 KB of f32 rows: in L2 when rounded, and few kernel calls.
     const int64_t rows = out.rows(), chunk = std::max<int64_t>(16, 16384 / std::max<int64_t>(1, out.cols()));

@@ -26,4 +26,9 @@ struct PolarityCoreArgs {
 // GEMMs) a bf16 copy written by the gate node.
 TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a);
 
+// Node `name`: out *= g (the un-activated gate of PolaFormer's attention).
+// Returns the gated rows for the output projection: `out` itself, or (bf16
+// GEMMs) a bf16 copy written by the same node.
+TensorRef add_gate(BuildContext &ctx, const std::string &name, const TensorRef &out, const TensorRef &g);
+
 } // namespace pola::models
