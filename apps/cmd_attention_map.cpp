@@ -54,6 +54,12 @@ void parse_query(const std::string &text, int size, int &x, int &y) {
 // A raw parameter of the block, checked for the size the layout implies.
 const float *block_tensor(const pola::weights::ModelFile &file, const std::string &name, int64_t numel) {
   const auto *t = file.find(name);
+  // PolaFormer++ blocks (exp feature map with RoPE) have no power/scale: the
+  // map this tool draws is PolaFormer's.
+  if (!t && file.find(name.substr(0, name.rfind('.') + 1) + "s1"))
+    throw pola::InputError(file.path() + ": block " + name.substr(0, name.rfind(".attn.")) +
+                           " is a PolaFormer++ block (exp feature map with RoPE); attention-map draws "
+                           "PolaFormer's abs-pow polarity attention only");
   if (!t || t->numel != numel)
     throw pola::InputError(file.path() + ": tensor '" + name + "' is missing or has " +
                            std::to_string(t ? t->numel : 0) + " values, expected " + std::to_string(numel));

@@ -145,7 +145,7 @@ def main(argv=None):
     for arch in args.models:
         log(f"preparing {arch}: model file and ONNX export (batches {args.batches})")
         onnx_batches = sorted(set(args.batches) | {1}) if "ort" in args.engines else []
-        cases.append(ModelCase(arch, args.work, args.seed).prepare(onnx_batches))
+        cases.append(ModelCase(arch, args.work, args.seed, os.path.abspath(args.pola)).prepare(onnx_batches))
 
     if not args.skip_agreement and "ort" in args.engines:  # the agreement check compares all three
         for case in cases:
