@@ -142,3 +142,20 @@ TEST_CASE("the bf16 cores refuse shapes their fits() rejects") {
   if (auto fn = lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16))
     CHECK_THROWS_AS(fn(window_shape(49, 40)), std::invalid_argument);
 }
+
+TEST_CASE("exp_sigmoid stays fp32: a bf16 request resolves to the fp32 core and every bf16 kernel refuses it") {
+  PolarityAttnArgs a = polarity_shape(32);
+  a.feature.kind = FeatureKind::exp_sigmoid;
+  const auto r = resolve<Op::polarity_attention, DType::bf16>(a);
+  REQUIRE(bool(r));
+  CHECK(r.dtype == DType::f32);
+  CHECK((r.fn == resolve<Op::polarity_attention, DType::f32>(a).fn));
+  CHECK(resolve<Op::polarity_attention>(DType::bf16, a).dtype == DType::f32);
+  // Refused before any pointer is read.
+  a.n_q = a.n_k = 1;
+  for (Isa isa : kIsaLadder) {
+    INFO("isa=" << isa_name(isa));
+    CHECK_FALSE(fits<Op::polarity_attention, DType::bf16>(isa, a));
+    if (auto fn = lookup<Op::polarity_attention, DType::bf16>(isa)) CHECK_THROWS_AS(fn(a), std::invalid_argument);
+  }
+}
