@@ -69,6 +69,18 @@ template <> EntryList<Op::abs_pow, DType::f32> entries() {
   static const Entry<Op::abs_pow, DType::f32> e[] = {POLA_SIMD_ENTRIES(abs_pow, abs_pow)};
   return list(e);
 }
+template <> EntryList<Op::softmax_attention, DType::f32> entries() {
+  static const Entry<Op::softmax_attention, DType::f32> e[] = {POLA_SIMD_ENTRIES(softmax_attention, softmax_attention)};
+  return list(e);
+}
+template <> EntryList<Op::depthwise_conv, DType::f32> entries() {
+  static const Entry<Op::depthwise_conv, DType::f32> e[] = {POLA_SIMD_ENTRIES(depthwise_conv, depthwise_conv)};
+  return list(e);
+}
+template <> EntryList<Op::swish, DType::f32> entries() {
+  static const Entry<Op::swish, DType::f32> e[] = {POLA_SIMD_ENTRIES(swish, swish)};
+  return list(e);
+}
 
 #undef POLA_SIMD_ENTRIES
 

@@ -23,6 +23,9 @@ void polarity_attention(const PolarityAttnArgs &args);
 void polarity_attention_bf16(const PolarityAttnArgs &args);
 void window_attention(const WindowAttnArgs &args);
 void window_attention_bf16(const WindowAttnArgs &args);
+void softmax_attention(const GlobalAttnArgs &args);
+void depthwise_conv(const DepthwiseConvArgs &args);
+void swish(float *x, int64_t n, int threads);
 // (gemm_bf16: declared in kernels/gemm_bf16.h.)
 
 // The scalar feature map f(relu(x)) of m (attention_args.h), per channel:

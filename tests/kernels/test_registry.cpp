@@ -48,6 +48,9 @@ TEST_CASE("registry: every (op, dtype) has a scalar reference") {
   CHECK(bool(lookup<Op::window_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::scalar)));
   CHECK(bool(lookup<Op::gemm, DType::bf16>(Isa::scalar)));
+  CHECK(bool(lookup<Op::softmax_attention, DType::f32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::swish, DType::f32>(Isa::scalar)));
 }
 
 TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
@@ -58,6 +61,9 @@ TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
     CHECK(bool(lookup<Op::gelu, DType::bf16>(isa)) == here);
     CHECK(bool(lookup<Op::polarity_attention, DType::f32>(isa)) == here);
     CHECK(bool(lookup<Op::window_attention, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::softmax_attention, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::swish, DType::f32>(isa)) == here);
   }
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
