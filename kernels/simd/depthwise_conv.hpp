@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_args.h"
 #include "kernels/refuse.h"
@@ -19,7 +20,10 @@ namespace pola::kernels::simd {
 
 namespace depthwise_detail {
 
-constexpr int kPixels = 4; // output pixels per interior tile
+constexpr int kPixels = 4; // output pixels per generic tile
+// Output pixels per sliding tile: accumulators plus K weights plus one source
+// vector must fit the registers (K = 7: 16 of AVX-512's 32, 12 of AVX2's 16).
+template <class A> constexpr int kSlidePixels = kRegisters<A> == 32 ? 8 : 4;
 
 // What every tile of one call reads.
 struct Plan {
@@ -28,6 +32,19 @@ struct Plan {
   const float *bias;   // (cp), zero where absent
   int64_t cp;          // channels rounded up to lanes
 };
+
+// Output = acc (+ src) (+ old dst) for X pixels from x0, channels [c, c + n).
+template <class A, int X>
+inline void finish(const Plan &p, int64_t b, int64_t y, int64_t x0, int64_t c, int n, Vec<A> *acc) {
+  const DepthwiseConvArgs &a = *p.a;
+  const int64_t pixel = (b * a.height + y) * a.width + x0;
+  for (int i = 0; i < X; ++i) {
+    float *d = a.dst + (pixel + i) * a.ld_dst + c;
+    if (a.add_src) acc[i] += load_first<A>(a.src + (pixel + i) * a.ld_src + c, n);
+    if (a.accumulate) acc[i] += load_first<A>(d, n);
+    store_first<A>(d, acc[i], n);
+  }
+}
 
 // X output pixels of row y of image b, starting at x0, channels [c, c + n)
 // (n <= lanes), over taps dy in [dy0, dy1), dx in [dx0, dx1).
@@ -48,13 +65,35 @@ inline void tile(const Plan &p, int64_t b, int64_t y, int64_t x0, int dy0, int d
         acc[i] = xsimd::fma(load_first<A>(row + int64_t(i + dx - pad) * a.ld_src, n), wv, acc[i]);
     }
   }
-  const int64_t pixel = (b * a.height + y) * a.width + x0;
-  for (int i = 0; i < X; ++i) {
-    float *d = a.dst + (pixel + i) * a.ld_dst + c;
-    if (a.add_src) acc[i] += load_first<A>(a.src + (pixel + i) * a.ld_src + c, n);
-    if (a.accumulate) acc[i] += load_first<A>(d, n);
-    store_first<A>(d, acc[i], n);
+  finish<A, X>(p, b, y, x0, c, n, acc);
+}
+
+// The taps of K-wide kernels over X interior pixels (every tap inside the
+// row), sliding along x: each source vector of an image row is loaded once
+// and feeds the up to K outputs it touches, with the row's K weights in
+// registers, so a tap costs about one FMA and 1 + K/X loads / K instead of
+// two loads.
+template <class A, int X, int K>
+inline void sliding_tile(const Plan &p, int64_t b, int64_t y, int64_t x0, int dy0, int dy1, int64_t c, int n) {
+  const DepthwiseConvArgs &a = *p.a;
+  constexpr int pad = K / 2;
+  Vec<A> acc[X];
+  const Vec<A> bias = Vec<A>::load_aligned(p.bias + c);
+  for (int i = 0; i < X; ++i) acc[i] = bias;
+  for (int dy = dy0; dy < dy1; ++dy) {
+    const float *row = a.src + ((b * a.height + y + dy - pad) * a.width + x0 - pad) * a.ld_src + c;
+    Vec<A> w[K];
+    for (int dx = 0; dx < K; ++dx) w[dx] = Vec<A>::load_aligned(p.weight + int64_t(dy * K + dx) * p.cp + c);
+    // Fully unrolled, so the weights and accumulators stay in registers.
+#pragma GCC unroll 32
+    for (int s = 0; s < X + K - 1; ++s) {
+      const Vec<A> v = load_first<A>(row + int64_t(s) * a.ld_src, n);
+#pragma GCC unroll 8
+      for (int dx = 0; dx < K; ++dx)
+        if (s - dx >= 0 && s - dx < X) acc[s - dx] = xsimd::fma(v, w[dx], acc[s - dx]);
+    }
   }
+  finish<A, X>(p, b, y, x0, c, n, acc);
 }
 
 // X pixels from x0 over every channel vector.
@@ -74,6 +113,25 @@ template <class A> inline void border_pixel(const Plan &p, int64_t b, int64_t y,
   pixels<A, 1>(p, b, y, x, dy0, dy1, dx0, dx1);
 }
 
+// Interior pixels [lo, hi) of a row: sliding tiles for a kernel size K known
+// at compile time (the model's 3, 5, 7), the generic tiles for K = 0.
+template <class A, int K>
+inline void interior(const Plan &p, int64_t b, int64_t y, int64_t lo, int64_t hi, int dy0, int dy1) {
+  constexpr int L = kLanes<A>, X = K ? kSlidePixels<A> : kPixels;
+  const int64_t C = p.a->channels;
+  const auto run = [&](auto width, int64_t x) {
+    constexpr int W = decltype(width)::value;
+    for (int64_t c = 0; c < C; c += L) {
+      const int n = int(C - c < L ? C - c : L);
+      if constexpr (K != 0) sliding_tile<A, W, K>(p, b, y, x, dy0, dy1, c, n);
+      else tile<A, W>(p, b, y, x, dy0, dy1, 0, p.a->kernel, c, n);
+    }
+  };
+  int64_t x = lo;
+  for (; x + X <= hi; x += X) run(std::integral_constant<int, X>{}, x);
+  if (x < hi) with_width<X - 1>(int(hi - x), [&](auto w) { run(w, x); });
+}
+
 template <class A> void row(const Plan &p, int64_t r) {
   const DepthwiseConvArgs &a = *p.a;
   const int64_t k = a.kernel, pad = k / 2, H = a.height, W = a.width;
@@ -83,13 +141,13 @@ template <class A> void row(const Plan &p, int64_t r) {
   // Pixels [lo, hi) see every horizontal tap.
   const int64_t lo = pad < W ? pad : W, hi = W - pad > lo ? W - pad : lo;
   for (int64_t x = 0; x < lo; ++x) border_pixel<A>(p, b, y, x, dy0, dy1);
-  int64_t x = lo;
-  for (; x + kPixels <= hi; x += kPixels) pixels<A, kPixels>(p, b, y, x, dy0, dy1, 0, int(k));
-  if (x < hi)
-    with_width<kPixels - 1>(int(hi - x), [&](auto w) {
-      pixels<A, decltype(w)::value>(p, b, y, x, dy0, dy1, 0, int(k));
-    });
-  for (x = hi; x < W; ++x) border_pixel<A>(p, b, y, x, dy0, dy1);
+  switch (k) {
+  case 3: interior<A, 3>(p, b, y, lo, hi, dy0, dy1); break;
+  case 5: interior<A, 5>(p, b, y, lo, hi, dy0, dy1); break;
+  case 7: interior<A, 7>(p, b, y, lo, hi, dy0, dy1); break;
+  default: interior<A, 0>(p, b, y, lo, hi, dy0, dy1); break;
+  }
+  for (int64_t x = hi; x < W; ++x) border_pixel<A>(p, b, y, x, dy0, dy1);
 }
 
 } // namespace depthwise_detail
