@@ -2,8 +2,9 @@
 // double-precision convolution written here from the definition, against the
 // scalar reference, and thread counts 1 vs 2 bit for bit. Shapes cover
 // channel tails, grids smaller than the kernel, batches, odd k other than
-// 3 and 5, a source that is a column slice of a wider matrix, and every
-// add_src / accumulate combination.
+// 3 and 5 (7 takes the sliding tiles, 1 and 9 the generic ones), a source
+// that is a column slice of a wider matrix, and every add_src / accumulate
+// combination.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -87,7 +88,8 @@ TEST_CASE("depthwise_conv matches the double convolution and the scalar referenc
   const Shape shapes[] = {
       {1, 56, 56, 32, 3, 0}, {1, 14, 14, 64, 5, 0}, {2, 7, 9, 19, 5, 0},   {1, 1, 1, 16, 3, 0},
       {1, 1, 1, 21, 5, 0},   {1, 2, 3, 17, 5, 0},   {3, 2, 3, 40, 3, 0},   {1, 6, 10, 24, 7, 0},
-      {2, 5, 4, 2240, 3, 0}, {1, 9, 8, 48, 5, 96},  {2, 4, 11, 33, 3, 70}, {1, 3, 13, 8, 1, 0}};
+      {2, 5, 4, 2240, 3, 0}, {1, 9, 8, 48, 5, 96},  {2, 4, 11, 33, 3, 70}, {1, 3, 13, 8, 1, 0},
+      {1, 5, 30, 24, 7, 0},  {1, 12, 13, 20, 9, 0}, {2, 3, 4, 16, 9, 0}};
   uint64_t seed = pola::test::base_seed() + 1200;
   for (const Shape &s : shapes) {
     const ConvProblem p(s.batch, s.h, s.w, s.c, s.k, s.slice_extra, ++seed);
