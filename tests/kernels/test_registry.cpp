@@ -90,6 +90,11 @@ TEST_CASE("resolve: the active ISA, and the fp32 kernels on the best level at or
   const auto ln16 = resolve<Op::layernorm, DType::bf16>();
   CHECK(ln16.dtype == DType::bf16); // rounded outputs run on every ISA
   CHECK(ln16.isa == ln.isa);
+  // The PolaFormer++ ops: every ISA, every shape.
+  CHECK(resolve<Op::softmax_attention, DType::f32>(GlobalAttnArgs{}).isa == ln.isa);
+  CHECK(resolve<Op::depthwise_conv, DType::f32>().isa == ln.isa);
+  CHECK(resolve<Op::swish, DType::f32>().isa == ln.isa);
+  CHECK((resolve<Op::swish, DType::f32>().fn == lookup<Op::swish, DType::f32>(ln.isa)));
 }
 
 TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitting shapes, else fp32") {
