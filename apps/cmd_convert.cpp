@@ -15,7 +15,7 @@
 namespace {
 
 struct ConvertArgs {
-  std::string input, output, arch, labels, mean, std, interpolation, dtype = "f32";
+  std::string input, output, arch, labels, mean, std, interpolation, dtype = "f32", weights = "raw";
   int64_t resize = 0, crop = 0;
 };
 
@@ -53,7 +53,8 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
       ->required();
   c->add_option("-o,--output", args->output, "model file to write")->required();
   c->add_option("--arch", args->arch,
-                "expected architecture (pola_pvt_tiny|small|medium|large, pola_swin_t|s|b|b_384); checked against the file");
+                "expected architecture (pola_pvt_tiny|small|medium|large, pola_swin_t|s|b|b_384, pola_pp_b0..b5); checked "
+                "against the file");
   c->add_option("--labels", args->labels,
                 "class names: a text file with one name per line, in class-index order, one line per class "
                 "(blank lines at the end are ignored)")
@@ -71,15 +72,22 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->add_option("--interpolation", args->interpolation, "resize filter; the engine implements: bicubic")
       ->type_name("NAME");
   c->add_option("--dtype", args->dtype,
-                "how the weights of linear layers and patch embeddings are stored: f32 (default) or bf16 (about "
-                "half the file, rounded to nearest even; biases, norms, polarity parameters and depthwise kernels stay f32)")
+                "how the weights of linear layers and dense convolutions (patch embeddings, stems, downsampling, 1x1 "
+                "heads) are stored: f32 (default) or bf16 (about half the file, rounded to nearest even; biases, "
+                "norms, polarity parameters, RoPE angles and depthwise kernels stay f32)")
       ->check(pola::app::one_of({"f32", "bf16"}));
+  c->add_option("--weights", args->weights,
+                "which weights of a training checkpoint holding both to convert: raw (default; its 'model' entry) or "
+                "ema (its 'state_dict_ema' entry, the exponential moving average); ema is refused for a file "
+                "without 'state_dict_ema'")
+      ->check(pola::app::one_of({"raw", "ema"}));
   c->callback([args, c] {
     // Before anything is read: `-o` naming the checkpoint (or the labels file) would destroy it.
     pola::weights::check_output_is_not_input(args->output, {args->input, args->labels});
     pola::weights::ConvertOptions opt;
     opt.arch = args->arch;
     opt.weight_dtype = args->dtype == "bf16" ? pola::weights::StoredDtype::bf16 : pola::weights::StoredDtype::f32;
+    opt.weights = args->weights == "ema" ? pola::weights::WeightsChoice::ema : pola::weights::WeightsChoice::raw;
     opt.metadata = overrides_from(*args, *c); // labels file read (and checked) before the checkpoint is opened
     opt.check_preprocess = [args](const nlohmann::json &pre, const pola::ModelConfig &config) {
       pola::api::check_engine_can_run(pre, config, args->input);
@@ -89,6 +97,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  arch %s, family %s, %.2f M parameters in %zu tensors", r.arch.c_str(), pola::family_name(r.config.family),
                 static_cast<double>(r.parameters) / 1e6, r.tensors_written);
     if (r.buffers_dropped) std::printf(", %zu recomputable buffers dropped", r.buffers_dropped);
+    if (r.batchnorms_folded) std::printf(", %zu BatchNorms folded", r.batchnorms_folded);
     std::printf("\n");
     std::printf("  classes %zu (%s)\n", r.class_names.size(), first_names(r.class_names, 5).c_str());
     std::printf("  preprocess %s\n", r.preprocess.dump().c_str());

@@ -32,6 +32,10 @@ struct FeatureMap {
 inline bool known_feature_map(const FeatureMap &m) {
   return m.kind == FeatureKind::abs_pow || m.kind == FeatureKind::exp_sigmoid;
 }
+// Whether the bf16 cores take the map: abs_pow only. exp_sigmoid's features
+// are unbounded exps whose sums lose too much in bf16 products, so it runs in
+// fp32 (SPEC-polaformerpp T1).
+inline bool bf16_feature_map(const FeatureMap &m) { return m.kind == FeatureKind::abs_pow; }
 
 // 2-D rotary position tables (SPEC-polaformerpp 2.6), shared by every head:
 // cos[t * width + c] and sin[...] for token t and feature c, the two entries
@@ -68,6 +72,13 @@ struct PolarityAttnArgs {
   float *out = nullptr; int64_t ld_out = 0;
   int threads = 1;                  // worker threads the call may use (deterministic for any value)
 };
+// Whether a's rope can be applied: it is read only by exp_sigmoid, and there
+// it must be absent or 2*head_dim wide over a sequence with n_q == n_k (one
+// table indexes both the query and the key tokens).
+inline bool rope_fits(const PolarityAttnArgs &a) {
+  return a.feature.kind != FeatureKind::exp_sigmoid || !a.rope ||
+         (a.rope.width == 2 * int64_t(a.head_dim) && a.n_q == a.n_k);
+}
 
 // Swin window attention with softmax (SPEC section 5, "S" blocks), for a batch
 // of windows that share one relative-position bias. qkv rows are

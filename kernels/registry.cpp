@@ -32,8 +32,11 @@ namespace {
 
 template <Op op, DType dt, std::size_t n> EntryList<op, dt> list(const Entry<op, dt> (&e)[n]) { return {e, e + n}; }
 
-// The fp32 polarity kernels run every shape of a known feature map.
-bool known_map(const PolarityAttnArgs &a) { return known_feature_map(a.feature); }
+// The fp32 polarity kernels run every shape of a known feature map whose
+// RoPE table (exp_sigmoid only) fits it.
+bool known_map(const PolarityAttnArgs &a) { return known_feature_map(a.feature) && rope_fits(a); }
+// The bf16 oracle, like the bf16 cores, takes only the maps that stay bf16.
+bool bf16_map(const PolarityAttnArgs &a) { return bf16_feature_map(a.feature); }
 
 } // namespace
 
@@ -69,6 +72,18 @@ template <> EntryList<Op::abs_pow, DType::f32> entries() {
   static const Entry<Op::abs_pow, DType::f32> e[] = {POLA_SIMD_ENTRIES(abs_pow, abs_pow)};
   return list(e);
 }
+template <> EntryList<Op::softmax_attention, DType::f32> entries() {
+  static const Entry<Op::softmax_attention, DType::f32> e[] = {POLA_SIMD_ENTRIES(softmax_attention, softmax_attention)};
+  return list(e);
+}
+template <> EntryList<Op::depthwise_conv, DType::f32> entries() {
+  static const Entry<Op::depthwise_conv, DType::f32> e[] = {POLA_SIMD_ENTRIES(depthwise_conv, depthwise_conv)};
+  return list(e);
+}
+template <> EntryList<Op::swish, DType::f32> entries() {
+  static const Entry<Op::swish, DType::f32> e[] = {POLA_SIMD_ENTRIES(swish, swish)};
+  return list(e);
+}
 
 #undef POLA_SIMD_ENTRIES
 
@@ -80,12 +95,12 @@ template <> EntryList<Op::polarity_attention, DType::f32> entries() {
   return list(e);
 }
 
-// Heads over 128 channels or an unknown map: the fp32 core (falls_back_to_fp32).
+// Heads over 128 channels, exp_sigmoid or an unknown map: the fp32 core (falls_back_to_fp32).
 template <> EntryList<Op::polarity_attention, DType::bf16> entries() {
   static const Entry<Op::polarity_attention, DType::bf16> e[] = {
       {Isa::amx_bf16, isa::kAmxPolarityAttention, &isa::polarity_bf16_fits},
       {Isa::avx512_bf16, isa::kAvx512Bf16PolarityAttention, &isa::polarity_bf16_fits},
-      {Isa::scalar, &reference::polarity_attention_bf16, &known_map, Isa::amx_bf16, /*oracle_only=*/true}};
+      {Isa::scalar, &reference::polarity_attention_bf16, &bf16_map, Isa::amx_bf16, /*oracle_only=*/true}};
   return list(e);
 }
 

@@ -50,6 +50,12 @@ class TensorListWriter {
  public:
   explicit TensorListWriter(std::vector<TensorSpec> &out) : out_(out) {}
   void add(std::string name, std::vector<int64_t> shape, TensorSpec::Use use = TensorSpec::Use::Required);
+  // A conv kernel (out, in_per_group, k, k) and its bias; depthwise when in_per_group is 1 and groups == out.
+  void conv(const std::string &prefix, int64_t out, int64_t in_per_group, int64_t k, bool depthwise);
+  // An eval-mode BatchNorm2d after the conv `conv_prefix` (with bias): its
+  // weight, bias and running statistics are folded into that conv at convert
+  // time; its step counter (int64) is dropped.
+  void folded_batch_norm(const std::string &prefix, int64_t dim, const std::string &conv_prefix);
   void linear(const std::string &prefix, int64_t out, int64_t in, bool bias = true);
   void norm(const std::string &prefix, int64_t dim);
   // The polarity-attention parameters both families share (SPEC section 3);

@@ -87,17 +87,14 @@ std::string block_name(size_t stage, size_t index) {
   return "layers." + std::to_string(stage) + ".blocks." + std::to_string(index);
 }
 
-// An eval-mode BatchNorm2d; its step counter is not needed at inference.
-void batch_norm(TensorListWriter &out, const std::string &prefix, int64_t dim) {
-  out.norm(prefix, dim);
-  out.add(prefix + ".running_mean", {dim});
-  out.add(prefix + ".running_var", {dim});
-  out.add(prefix + ".num_batches_tracked", {}, TensorSpec::Use::Dropped);
-}
-
-void conv(TensorListWriter &out, const std::string &prefix, int64_t out_ch, int64_t in_per_group, int64_t k) {
-  out.add(prefix + ".weight", {out_ch, in_per_group, k, k});
-  out.add(prefix + ".bias", {out_ch});
+// Every BatchNorm of this family directly follows a conv with bias (stem,
+// downsampling, head projection; SPEC-polaformerpp 2.2, 2.3, 2.9), with nothing
+// in between, so folding it into that conv is exact up to float rounding: a
+// model file holds the folded conv under the conv's names and no BN tensor.
+void conv_bn(TensorListWriter &out, const std::string &conv, const std::string &bn, int64_t out_ch,
+             int64_t in_ch, int64_t k) {
+  out.conv(conv, out_ch, in_ch, k, /*depthwise=*/false);
+  out.folded_batch_norm(bn, out_ch, conv);
 }
 
 // In the authors' state-dict order (SPEC-polaformerpp 3.2).
@@ -106,8 +103,8 @@ void tensors(const ModelConfig &c, const ModelGeometry &, TensorListWriter &out)
   // patch_embed.proj: conv (0, 3, 6, 9) each followed by a BN (1, 4, 7, 10).
   const int64_t stem_in[] = {c.in_chans, stem, stem, stem}, stem_out[] = {stem, stem, stem, dim0};
   for (int64_t i = 0; i < 4; ++i) {
-    conv(out, "patch_embed.proj." + std::to_string(3 * i), stem_out[i], stem_in[i], k);
-    batch_norm(out, "patch_embed.proj." + std::to_string(3 * i + 1), stem_out[i]);
+    conv_bn(out, "patch_embed.proj." + std::to_string(3 * i), "patch_embed.proj." + std::to_string(3 * i + 1),
+            stem_out[i], stem_in[i], k);
   }
   for (size_t si = 0; si < c.num_stages(); ++si) {
     const StageConfig &s = c.stages[si];
@@ -128,24 +125,22 @@ void tensors(const ModelConfig &c, const ModelGeometry &, TensorListWriter &out)
         out.add(b + ".attn.s2", {1, s.heads, 1, 2 * d});
       }
       out.linear(b + (linear ? ".attn.qkvg" : ".attn.qkvo"), 4 * C, C);
-      conv(out, b + ".attn.lepe", C, 1, lk);
+      out.conv(b + ".attn.lepe", C, 1, lk, /*depthwise=*/true);
       out.linear(b + ".attn.proj", C, C);
       out.norm(b + ".norm2.norm", C);
       out.linear(b + ".ffn.fc1", F, C);
       out.linear(b + ".ffn.fc2", C, F);
-      conv(out, b + ".ffn.dwconv", F, 1, k);
-      conv(out, b + ".pos", C, 1, k);
+      out.conv(b + ".ffn.dwconv", F, 1, k, /*depthwise=*/true);
+      out.conv(b + ".pos", C, 1, k, /*depthwise=*/true);
     }
     if (si + 1 < c.num_stages()) {
       const int64_t next = c.stages[si + 1].dim;
-      conv(out, layer + ".downsample.reduction", next, C, k);
-      batch_norm(out, layer + ".downsample.norm", next);
+      conv_bn(out, layer + ".downsample.reduction", layer + ".downsample.norm", next, C, k);
     }
   }
   const int64_t last = c.stages.back().dim, p = c.projection;
-  conv(out, "proj", p, last, 1);
-  batch_norm(out, "norm", p);
-  conv(out, "head", c.num_classes, p, 1);
+  conv_bn(out, "proj", "norm", p, last, 1);
+  out.conv("head", c.num_classes, p, 1, /*depthwise=*/false);
 }
 
 // Dense and depthwise convs at their output grids, the linears on the stage's

@@ -11,10 +11,21 @@
 namespace pola {
 
 struct TensorSpec {
-  enum class Use { Required, Optional, Dropped };
+  // Required / Optional (copied when present, PVT norm.*): in checkpoints and
+  // model files alike. Dropped: a buffer the engine recomputes (or a step
+  // counter), allowed in checkpoints, never written. Folded: an eval-mode
+  // BatchNorm entry a checkpoint must hold; the converter folds it into the
+  // convolution `fold_into` (weights/batchnorm_fold.h) and a model file holds
+  // only that convolution.
+  enum class Use { Required, Optional, Dropped, Folded };
   std::string name;
   std::vector<int64_t> shape;
-  Use use = Use::Required; // Optional: copied when present (PVT norm.*); Dropped: buffer recomputed by the engine
+  Use use = Use::Required;
+  std::string fold_into; // Folded: the prefix of the conv ("patch_embed.proj.0") whose .weight/.bias absorb it
+  // A per-channel kernel (groups == channels, shape (C, 1, k, k)): kept F32 at
+  // every weight dtype. Said here, not guessed from the shape, because a dense
+  // conv on a 1-channel input has the same shape.
+  bool depthwise = false;
 };
 
 // Every tensor a checkpoint of config `c` holds, in model order. Checks the

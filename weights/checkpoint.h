@@ -46,11 +46,19 @@ class Checkpoint {
   std::map<std::string, std::string> metadata_;
 };
 
+// Which state dict of a training checkpoint is read when it holds both the raw
+// weights ('model') and their exponential moving average ('state_dict_ema'),
+// as PolaFormer++'s do (SPEC-polaformerpp 3.3). raw is the default; ema is
+// refused for a file without 'state_dict_ema' (a plain state dict, a
+// safetensors file, a model file).
+enum class WeightsChoice { raw, ema };
+const char *weights_choice_name(WeightsChoice w); // "raw" / "ema"
+
 // Opens a torch.save zip file or a safetensors file, recognised by content.
 // Legacy (pre-1.6, non-zip) torch files are refused with advice on re-saving.
-std::unique_ptr<Checkpoint> open_checkpoint(const std::string &path);
+std::unique_ptr<Checkpoint> open_checkpoint(const std::string &path, WeightsChoice weights = WeightsChoice::raw);
 
-std::unique_ptr<Checkpoint> open_torch_checkpoint(const std::string &path);
+std::unique_ptr<Checkpoint> open_torch_checkpoint(const std::string &path, WeightsChoice weights = WeightsChoice::raw);
 std::unique_ptr<Checkpoint> open_safetensors_checkpoint(const std::string &path);
 
 } // namespace pola::weights

@@ -1,11 +1,13 @@
 #include "weights/converter.h"
 
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "model/config_json.h"
 #include "model/preprocess_defaults.h"
 #include "model/presets.h"
+#include "weights/batchnorm_fold.h"
 #include "weights/checkpoint.h"
 #include "weights/class_names.h"
 #include "weights/config_detect.h"
@@ -58,13 +60,12 @@ std::string preset_names() {
 
 } // namespace
 
-bool is_weight_matrix(const std::string &name, const std::vector<int64_t> &shape) {
-  auto ends_with = [&name](const std::string &suffix) {
-    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  // The depthwise kernels (`attn.dwc.weight`) run in fp32 at every precision: rounding them
-  // would cost accuracy and save almost nothing.
-  return shape.size() >= 2 && ends_with(".weight") && !ends_with(".dwc.weight");
+bool is_weight_matrix(const TensorSpec &spec) {
+  const std::string &name = spec.name, suffix = ".weight";
+  const bool weight = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  // The depthwise kernels (PVT/Swin `attn.dwc`, PolaFormer++ `pos`, `attn.lepe`, `ffn.dwconv`) run in fp32 at
+  // every precision: rounding them would cost accuracy and save almost nothing.
+  return spec.shape.size() >= 2 && weight && !spec.depthwise;
 }
 
 ConvertReport convert_checkpoint(const std::string &input, const std::string &output, const ConvertOptions &options) {
@@ -76,7 +77,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
   }
 
   auto t = Clock::now();
-  std::unique_ptr<Checkpoint> ck = open_checkpoint(input);
+  std::unique_ptr<Checkpoint> ck = open_checkpoint(input, options.weights);
   rep.container = ck->container();
   rep.notes = ck->notes();
   strip_ddp_prefix(*ck, rep.notes);
@@ -90,7 +91,8 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     if (!index_of.emplace(ct.name, i).second) throw InputError(input + ": tensor '" + ct.name + "' appears twice");
     shapes[ct.name] = ct.shape;
   }
-  if (is_model_file(*ck)) {
+  const bool model_file_input = is_model_file(*ck);
+  if (model_file_input) {
     read_model_file_metadata(input, rep);
     rep.container = "model file";
     rep.notes.push_back("the input is a model file: kept its config, arch name, class names and preprocessing "
@@ -112,7 +114,8 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
   rep.config.arch = rep.arch;
 
   const std::vector<TensorSpec> specs = expected_tensors(rep.config);
-  TensorCheck check = check_tensors(shapes, specs, /*allow_dropped=*/true);
+  // A model file's BatchNorms are already folded; a checkpoint's must all be there to fold.
+  TensorCheck check = check_tensors(shapes, specs, /*checkpoint=*/!model_file_input);
   for (const auto &name : ck->non_tensor_entries()) check.extra.push_back(name + " (not a tensor)");
   if (!check.ok())
     throw InputError(input + ": the tensors do not match the detected " + rep.arch + " config " +
@@ -131,10 +134,11 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
   rep.check_seconds = since(t);
 
   t = Clock::now();
-  std::vector<std::vector<float>> data;
-  std::vector<TensorToWrite> out;
+  // Every tensor kept is read first (BatchNorm entries too), then the
+  // BatchNorms are folded into their convs, then the rest is written in spec
+  // order. Map nodes do not move, so `out` may point into `data`.
+  std::map<std::string, std::vector<float>> data;
   std::set<std::string> converted_dtypes;
-  data.reserve(specs.size());
   for (const auto &spec : specs) {
     auto it = index_of.find(spec.name);
     if (it == index_of.end()) continue;
@@ -144,15 +148,24 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     }
     const auto &ct = ck->tensors()[it->second];
     if (ct.dtype != "F32") converted_dtypes.insert(ct.dtype);
-    data.push_back(ck->read_f32(it->second));
+    std::vector<float> &v = data[spec.name] = ck->read_f32(it->second);
     // A NaN or Inf weight would make every answer NaN: refuse it here, naming it.
-    const NonFinite bad = find_nonfinite(data.back().data(), data.back().size());
+    const NonFinite bad = find_nonfinite(v.data(), v.size());
     if (bad.count)
-      throw InputError(input + ": tensor '" + spec.name + "' holds " + describe_nonfinite(bad, data.back().data()) +
+      throw InputError(input + ": tensor '" + spec.name + "' holds " + describe_nonfinite(bad, v.data()) +
                        "; a model with such weights cannot give finite answers");
-    const StoredDtype dt = is_weight_matrix(spec.name, spec.shape) ? options.weight_dtype : StoredDtype::f32;
-    out.push_back({spec.name, spec.shape, data.back().data(), dt});
-    rep.parameters += static_cast<int64_t>(data.back().size());
+  }
+  rep.batchnorms_folded = fold_batch_norms(specs, data, input);
+  if (rep.batchnorms_folded)
+    rep.notes.push_back("folded " + std::to_string(rep.batchnorms_folded) +
+                        " eval-mode BatchNorms into the convolutions before them (exact up to float rounding)");
+  std::vector<TensorToWrite> out;
+  for (const auto &spec : specs) {
+    auto it = data.find(spec.name);
+    if (it == data.end() || spec.use == TensorSpec::Use::Folded) continue;
+    const StoredDtype dt = is_weight_matrix(spec) ? options.weight_dtype : StoredDtype::f32;
+    out.push_back({spec.name, spec.shape, it->second.data(), dt});
+    rep.parameters += static_cast<int64_t>(it->second.size());
   }
   for (const auto &d : converted_dtypes) rep.notes.push_back("converted " + d + " tensors to F32");
   if (options.weight_dtype == StoredDtype::bf16)

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "weights/checkpoint.h"
 #include "weights/metadata_overrides.h"
 #include "weights/model_file.h"
 #include "model/model_config.h"
+#include "model/tensor_list.h"
 
 namespace pola::weights {
 
@@ -24,15 +26,19 @@ struct ConvertOptions {
   // format, not what the engine can run, so `pola convert` passes the
   // engine's own check here. May be empty.
   std::function<void(const nlohmann::json &preprocess, const ModelConfig &config)> check_preprocess;
-  // How the weight matrices of the linear layers and patch embeddings (`*.weight`
-  // of rank >= 2, but not the depthwise `*.dwc.weight`, which runs fp32) are
-  // stored; every other tensor (biases, norms, polarity parameters, positional
-  // encodings, depthwise kernels) stays F32. `pola convert --dtype bf16` sets bf16.
+  // How the weight matrices of the linear layers and dense convolutions (patch
+  // embeddings, stems, downsampling, 1x1 heads: `*.weight` of rank >= 2 that is
+  // not a depthwise kernel, which runs fp32) are stored; every other tensor
+  // (biases, norms, polarity parameters, positional encodings, RoPE angles,
+  // depthwise kernels) stays F32. `pola convert --dtype bf16` sets bf16.
   StoredDtype weight_dtype = StoredDtype::f32;
+  // Which state dict of a checkpoint holding both 'model' (raw) and
+  // 'state_dict_ema' (EMA) is converted (`pola convert --weights`).
+  WeightsChoice weights = WeightsChoice::raw;
 };
 
-// Whether `weight_dtype` applies to the tensor `name` of shape `shape`.
-bool is_weight_matrix(const std::string &name, const std::vector<int64_t> &shape);
+// Whether `weight_dtype` applies to the tensor `spec` describes.
+bool is_weight_matrix(const TensorSpec &spec);
 
 struct ConvertReport {
   std::string container; // "torch zip" / "safetensors" / "model file"
@@ -43,6 +49,7 @@ struct ConvertReport {
   std::vector<std::string> notes; // wrapper keys ignored, prefixes stripped, dtypes converted, ...
   size_t tensors_written = 0;
   size_t buffers_dropped = 0;
+  size_t batchnorms_folded = 0; // BatchNorms folded into the convolutions before them
   int64_t parameters = 0;
   uint64_t output_bytes = 0;
   double open_seconds = 0;  // zip + pickle / header parsing

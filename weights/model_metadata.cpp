@@ -93,7 +93,7 @@ nlohmann::json read_preprocess(const ModelFile &f) {
 void check_model_tensors(const ModelFile &f, const ModelConfig &c) {
   ShapeMap present;
   for (const auto &t : f.tensors()) present[t.name] = t.shape;
-  TensorCheck r = check_tensors(present, expected_tensors(c), /*allow_dropped=*/false);
+  TensorCheck r = check_tensors(present, expected_tensors(c), /*checkpoint=*/false);
   if (!r.ok()) throw InputError(f.path() + ": tensors do not match the config:" + r.describe());
 }
 

@@ -4,15 +4,17 @@
 
 namespace pola::weights {
 
-TensorCheck check_tensors(const ShapeMap &present, const std::vector<TensorSpec> &expected, bool allow_dropped) {
+TensorCheck check_tensors(const ShapeMap &present, const std::vector<TensorSpec> &expected, bool checkpoint) {
   TensorCheck r;
   std::set<std::string> known;
   for (const auto &spec : expected) {
-    if (spec.use == TensorSpec::Use::Dropped && !allow_dropped) continue;
+    const bool converter_only = spec.use == TensorSpec::Use::Dropped || spec.use == TensorSpec::Use::Folded;
+    if (converter_only && !checkpoint) continue;
     known.insert(spec.name);
     auto it = present.find(spec.name);
     if (it == present.end()) {
-      if (spec.use == TensorSpec::Use::Required) r.missing.push_back(spec.name + " " + shape_string(spec.shape));
+      const bool needed = spec.use == TensorSpec::Use::Required || spec.use == TensorSpec::Use::Folded;
+      if (needed) r.missing.push_back(spec.name + " " + shape_string(spec.shape));
     } else if (it->second != spec.shape) {
       r.misshaped.push_back(spec.name + ": " + shape_string(it->second) + ", expected " + shape_string(spec.shape));
     }

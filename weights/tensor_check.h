@@ -18,8 +18,9 @@ struct TensorCheck {
   std::string describe(size_t max_each = 20) const;
 };
 
-// `allow_dropped`: whether Dropped buffers (relative_position_index, attn_mask)
-// may be present (checkpoints) or not (model files).
-TensorCheck check_tensors(const ShapeMap &present, const std::vector<TensorSpec> &expected, bool allow_dropped);
+// `checkpoint` true: a checkpoint, where Dropped buffers (relative_position_index,
+// attn_mask, num_batches_tracked) may be present and Folded BatchNorm entries
+// must be. false: a model file, which holds neither (they are "unexpected").
+TensorCheck check_tensors(const ShapeMap &present, const std::vector<TensorSpec> &expected, bool checkpoint);
 
 } // namespace pola::weights

@@ -42,7 +42,7 @@ const ValuePtr *dict_get(const pickle::Value &d, const std::string &key) {
 
 class TorchCheckpoint : public Checkpoint {
  public:
-  explicit TorchCheckpoint(const std::string &path) : zip_(path) {
+  TorchCheckpoint(const std::string &path, WeightsChoice weights) : zip_(path), weights_(weights) {
     path_ = path;
     container_ = "torch zip";
     find_prefix();
@@ -126,23 +126,61 @@ class TorchCheckpoint : public Checkpoint {
     if (found > 1) throw InputError(path_ + ": zip archive has several data.pkl entries; ambiguous checkpoint");
   }
 
+  // The root's keys, e.g. "model, optimizer, config" (at most `shown`, then
+  // the count), for notes and messages.
+  std::string root_keys(const std::string &except = "", size_t shown = 12) const {
+    std::string s;
+    size_t listed = 0, total = 0;
+    for (const auto &kv : root_->entries) {
+      const std::string key = kv.first->kind == Kind::String ? kv.first->str : "?";
+      if (key == except) continue;
+      if (listed < shown) s += (listed++ ? ", " : "") + key;
+      ++total;
+    }
+    if (total > listed) s += ", ... (" + std::to_string(total) + " entries)";
+    return s;
+  }
+
+  // --weights ema: the 'state_dict_ema' entry, or a refusal naming what the file has.
+  const pickle::Value *ema_state_dict() {
+    const ValuePtr *ema = dict_get(*root_, "state_dict_ema");
+    if (!ema || (*ema)->kind != Kind::Dict) {
+      const bool plain = !root_->entries.empty() && root_->entries.front().second->kind == Kind::Tensor;
+      throw InputError(path_ + ": the EMA weights (--weights ema) were asked for, but the checkpoint has no "
+                       "'state_dict_ema' dict" +
+                       (plain ? std::string("; it is a plain state dict holding one set of weights (") + root_keys("", 4) + ")"
+                              : "; its entries: " + root_keys()) +
+                       ". Convert it with --weights raw (the default)");
+    }
+    notes_.push_back("converted the EMA weights ('state_dict_ema'); ignored: " + root_keys("state_dict_ema"));
+    return ema->get();
+  }
+
+  // The state dict to convert: --weights ema's 'state_dict_ema'; else the
+  // 'model' or 'state_dict' wrapper of a training checkpoint; else the root.
+  const pickle::Value *select_state_dict() {
+    if (weights_ == WeightsChoice::ema) return ema_state_dict();
+    for (const char *wrapper : {"model", "state_dict"}) {
+      const ValuePtr *inner = dict_get(*root_, wrapper);
+      if (inner && (*inner)->kind == Kind::Dict) {
+        const ValuePtr *ema = dict_get(*root_, "state_dict_ema");
+        // Both copies are there and either may be the published one (SPEC-polaformerpp 3.3): say which was taken.
+        if (ema && (*ema)->kind == Kind::Dict)
+          notes_.push_back(std::string("converted the raw weights ('") + wrapper +
+                           "'); --weights ema picks 'state_dict_ema'");
+        const std::string others = root_keys(wrapper);
+        notes_.push_back(std::string("using the '") + wrapper + "' entry" + (others.empty() ? "" : "; ignored: " + others));
+        return inner->get();
+      }
+    }
+    return root_.get();
+  }
+
   void collect_tensors() {
     if (root_->kind != Kind::Dict)
       throw InputError(path_ + ": checkpoint holds a " + std::string(pickle::kind_name(root_->kind)) +
                        " (" + root_->str + "), not a dict of tensors; save model.state_dict() instead of the model object");
-    const pickle::Value *sd = root_.get();
-    for (const char *wrapper : {"model", "state_dict"}) {
-      const ValuePtr *inner = dict_get(*root_, wrapper);
-      if (inner && (*inner)->kind == Kind::Dict) {
-        sd = inner->get();
-        std::string others;
-        for (const auto &kv : root_->entries)
-          if (!(kv.first->kind == Kind::String && kv.first->str == wrapper))
-            others += (others.empty() ? "" : ", ") + (kv.first->kind == Kind::String ? kv.first->str : "?");
-        notes_.push_back(std::string("using the '") + wrapper + "' entry" + (others.empty() ? "" : "; ignored: " + others));
-        break;
-      }
-    }
+    const pickle::Value *sd = select_state_dict();
     for (const auto &kv : sd->entries) {
       if (kv.first->kind != Kind::String)
         throw InputError(path_ + ": state dict has a key that is a " + std::string(pickle::kind_name(kv.first->kind)) +
@@ -209,6 +247,7 @@ class TorchCheckpoint : public Checkpoint {
   }
 
   ZipArchive zip_;
+  WeightsChoice weights_;
   std::string prefix_;
   ValuePtr root_;
   std::vector<ValuePtr> refs_; // tensor values, parallel to tensors_
@@ -219,8 +258,8 @@ class TorchCheckpoint : public Checkpoint {
 
 } // namespace
 
-std::unique_ptr<Checkpoint> open_torch_checkpoint(const std::string &path) {
-  return std::make_unique<TorchCheckpoint>(path);
+std::unique_ptr<Checkpoint> open_torch_checkpoint(const std::string &path, WeightsChoice weights) {
+  return std::make_unique<TorchCheckpoint>(path, weights);
 }
 
 } // namespace pola::weights

@@ -20,6 +20,9 @@ struct SimdKernels {
   KernelFn<Op::abs_pow, DType::f32> abs_pow;
   KernelFn<Op::polarity_attention, DType::f32> polarity_attention;
   KernelFn<Op::window_attention, DType::f32> window_attention;
+  KernelFn<Op::softmax_attention, DType::f32> softmax_attention;
+  KernelFn<Op::depthwise_conv, DType::f32> depthwise_conv;
+  KernelFn<Op::swish, DType::f32> swish;
 };
 extern const SimdKernels kAvx2;   // isa/avx2.cpp
 extern const SimdKernels kAvx512; // isa/avx512.cpp

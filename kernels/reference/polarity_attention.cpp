@@ -15,6 +15,8 @@
 //   x_sim = (q_sim @ KV1) / (q_sim . kmean + 1e-6)
 //   x_opp = (q_opp @ KV2) / (q_opp . kmean + 1e-6),  q_opp = [neg(q'), pos(q')]
 // Every sum runs in a fixed order, so the result does not depend on threads.
+// The exp_sigmoid map has its own loops (polarity_attention_rope.cpp); the
+// bf16 keying refuses it.
 //
 // Keyed bf16, the oracle of the AMX and AVX512-BF16 cores
 // (simd/pola_attention_bf16.hpp), following what those document:
@@ -42,9 +44,12 @@ ScalarFeature::ScalarFeature(const FeatureMap &m) : map(m) {
 }
 
 // abs_pow: relu(x)^p computed as exp(p log x) only for x > 0 (SPEC section 8).
+// exp_sigmoid: exp(relu(x)) - 1 in fp32, the caller having applied the path's
+// weight to x (polarity_attention_rope.cpp).
 float ScalarFeature::operator()(float x, int64_t channel) const {
   switch (map.kind) {
   case FeatureKind::abs_pow: return x > 0.0f ? std::exp(map.power[channel] * std::log(x)) : 0.0f;
+  case FeatureKind::exp_sigmoid: return x > 0.0f ? std::exp(x) - 1.0f : 0.0f;
   }
   return 0.0f; // not reached: the constructor refused other kinds
 }
@@ -149,7 +154,14 @@ void polarity_core(const PolarityAttnArgs &a) {
 
 } // namespace
 
-void polarity_attention(const PolarityAttnArgs &a) { polarity_core<Fp32Rounding>(a); }
-void polarity_attention_bf16(const PolarityAttnArgs &a) { polarity_core<Bf16Rounding>(a); }
+void polarity_attention(const PolarityAttnArgs &a) {
+  if (a.feature.kind == FeatureKind::exp_sigmoid) return polarity_attention_exp_sigmoid(a);
+  polarity_core<Fp32Rounding>(a);
+}
+void polarity_attention_bf16(const PolarityAttnArgs &a) {
+  if (a.feature.kind == FeatureKind::exp_sigmoid)
+    refuse("polarity_attention bf16 scalar", "exp_sigmoid runs in fp32 only (SPEC-polaformerpp T1)");
+  polarity_core<Bf16Rounding>(a);
+}
 
 } // namespace pola::kernels::reference

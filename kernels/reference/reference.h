@@ -21,8 +21,13 @@ void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t ro
 void abs_pow(const float *u, const float *p, float *y, int64_t n);
 void polarity_attention(const PolarityAttnArgs &args);
 void polarity_attention_bf16(const PolarityAttnArgs &args);
+// polarity_attention's exp_sigmoid map (with RoPE): polarity_attention_rope.cpp.
+void polarity_attention_exp_sigmoid(const PolarityAttnArgs &args);
 void window_attention(const WindowAttnArgs &args);
 void window_attention_bf16(const WindowAttnArgs &args);
+void softmax_attention(const GlobalAttnArgs &args);
+void depthwise_conv(const DepthwiseConvArgs &args);
+void swish(float *x, int64_t n, int threads);
 // (gemm_bf16: declared in kernels/gemm_bf16.h.)
 
 // The scalar feature map f(relu(x)) of m (attention_args.h), per channel:

@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_args.h"
 #include "kernels/scratch.h"
@@ -56,6 +57,7 @@
 #include "kernels/simd/pola_feature_map.hpp"
 #include "kernels/simd/pola_key_pass.hpp"
 #include "kernels/simd/pola_query_pass.hpp"
+#include "kernels/simd/pola_rope_attention.hpp"
 
 namespace pola::kernels::simd {
 
@@ -119,10 +121,17 @@ template <class A, class Phi> void polarity_attention(const PolarityAttnArgs &a,
 
 } // namespace pola_detail
 
-// The core with the feature map of a.feature (an unknown kind is refused).
+// The core with the feature map of a.feature (an unknown kind is refused):
+// exp_sigmoid runs the dense core (pola_rope_attention.hpp), the sign-split
+// maps this one.
 template <class A> void polarity_attention(const PolarityAttnArgs &a) {
   with_feature_map<A>(a.feature, [&](const auto &phi) {
-    if (a.n_q > 0 && a.heads > 0 && a.head_dim > 0) pola_detail::polarity_attention<A>(a, phi);
+    if constexpr (std::is_same_v<std::decay_t<decltype(phi)>, ExpSigmoidFeature<A>>) {
+      pola_detail::check_exp_sigmoid_args<A>(a);
+      if (a.n_q > 0 && a.heads > 0 && a.head_dim > 0) pola_detail::rope_polarity_attention<A>(a, phi);
+    } else {
+      if (a.n_q > 0 && a.heads > 0 && a.head_dim > 0) pola_detail::polarity_attention<A>(a, phi);
+    }
   });
 }
 

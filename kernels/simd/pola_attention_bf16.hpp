@@ -49,9 +49,10 @@ POLA_BF16_TARGET inline void build_query_state(const Bf16Layout &lay, const floa
 }
 
 // Whether the core takes a shape: heads up to kMaxHeadDim channels and a
-// feature map it knows (the registry's fits(); the core refuses others).
+// feature map the bf16 cores take (bf16_feature_map: not exp_sigmoid, which
+// stays fp32) (the registry's fits(); the core refuses others).
 inline bool polarity_bf16_fits(const PolarityAttnArgs &a) {
-  return a.head_dim <= kMaxHeadDim && known_feature_map(a.feature);
+  return a.head_dim <= kMaxHeadDim && bf16_feature_map(a.feature);
 }
 
 template <class P, class Phi>

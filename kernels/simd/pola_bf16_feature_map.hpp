@@ -3,7 +3,7 @@
 // same interface as pola_feature_map.hpp (band(ch, n) loads channels
 // [ch, ch + n)'s parameters once, apply(band, u) gives f(|u|), 0 on pad
 // lanes) on plain AVX-512 registers. with_feature_map_bf16 refuses a kind it
-// does not know.
+// does not know, and exp_sigmoid (bf16_feature_map, attention_args.h).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,7 @@ struct AbsPowFeatureBf16 {
 template <class F> void with_feature_map_bf16(const FeatureMap &m, F &&run) {
   switch (m.kind) {
   case FeatureKind::abs_pow: return run(AbsPowFeatureBf16{m.power});
+  case FeatureKind::exp_sigmoid: refuse("polarity_attention bf16", "exp_sigmoid runs in fp32 only (SPEC-polaformerpp T1)");
   }
   refuse_feature_map("polarity_attention bf16", m);
 }

@@ -21,10 +21,21 @@ template <class A> struct AbsPowFeature {
   Vec<A> apply(const Vec<A> &p, const Vec<A> &u) const { return abs_pow<A>(u, p); }
 };
 
+// exp_sigmoid (PolaFormer++): exp(m) - 1 of a weighted magnitude m >= 0, an
+// fp32 exp and then the subtraction, not expm1, as the original computes it
+// (SPEC-polaformerpp T1). Not a band/apply policy: RoPE mixes neighbouring
+// features and the two query paths have their own weights, so this kind runs
+// the dense passes (pola_rope_passes.hpp), which read the weights themselves.
+template <class A> struct ExpSigmoidFeature {
+  const float *sigma_same, *sigma_opp; // (heads * 2d) each
+  static Vec<A> exp_minus_one(const Vec<A> &m) { return xsimd::exp(m) - Vec<A>(1.0f); }
+};
+
 // run(policy) with the policy of m's kind.
 template <class A, class F> void with_feature_map(const FeatureMap &m, F &&run) {
   switch (m.kind) {
   case FeatureKind::abs_pow: return run(AbsPowFeature<A>{m.power});
+  case FeatureKind::exp_sigmoid: return run(ExpSigmoidFeature<A>{m.sigma_same, m.sigma_opp});
   }
   refuse_feature_map("polarity_attention fp32", m);
 }

@@ -3,10 +3,13 @@
 
 #include "kernels/isa/tables.h"
 #include "kernels/simd/abs_pow_map.hpp"
+#include "kernels/simd/depthwise_conv.hpp"
 #include "kernels/simd/gelu.hpp"
 #include "kernels/simd/layernorm.hpp"
 #include "kernels/simd/mul_rows.hpp"
 #include "kernels/simd/pola_attention.hpp"
+#include "kernels/simd/softmax_attention.hpp"
+#include "kernels/simd/swish.hpp"
 #include "kernels/simd/to_bf16.hpp"
 #include "kernels/simd/window_attention.hpp"
 
@@ -15,7 +18,8 @@ namespace pola::kernels::simd {
 template <class A> constexpr isa::SimdKernels make_kernels() {
   return isa::SimdKernels{&layernorm<A>, &layernorm_bf16<A>, &gelu<A>,
                           &gelu_bf16<A>, &mul_rows<A>,       &to_bf16<A>,
-                          &abs_pow_map<A>, &polarity_attention<A>, &window_attention<A>};
+                          &abs_pow_map<A>, &polarity_attention<A>, &window_attention<A>,
+                          &softmax_attention<A>, &depthwise_conv<A>, &swish<A>};
 }
 
 } // namespace pola::kernels::simd

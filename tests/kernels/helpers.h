@@ -98,6 +98,9 @@ struct IsaKernels {
   kernels::KernelFn<kernels::Op::abs_pow, DType::f32> abs_pow;
   kernels::KernelFn<kernels::Op::polarity_attention, DType::f32> polarity_attention;
   kernels::KernelFn<kernels::Op::window_attention, DType::f32> window_attention;
+  kernels::KernelFn<kernels::Op::softmax_attention, DType::f32> softmax_attention;
+  kernels::KernelFn<kernels::Op::depthwise_conv, DType::f32> depthwise_conv;
+  kernels::KernelFn<kernels::Op::swish, DType::f32> swish;
 };
 
 // isa's kernels, or nullptr where this machine cannot run isa.
@@ -113,7 +116,10 @@ inline const IsaKernels *kernels_for(kernels::Isa isa) {
                       lookup<Op::to_bf16, DType::bf16>(i),
                       lookup<Op::abs_pow, DType::f32>(i),
                       lookup<Op::polarity_attention, DType::f32>(i),
-                      lookup<Op::window_attention, DType::f32>(i)};
+                      lookup<Op::window_attention, DType::f32>(i),
+                      lookup<Op::softmax_attention, DType::f32>(i),
+                      lookup<Op::depthwise_conv, DType::f32>(i),
+                      lookup<Op::swish, DType::f32>(i)};
   };
   static const IsaKernels all[] = {make(Isa::scalar), make(Isa::avx2), make(Isa::avx512)};
   for (const IsaKernels &k : all)

@@ -48,6 +48,9 @@ TEST_CASE("registry: every (op, dtype) has a scalar reference") {
   CHECK(bool(lookup<Op::window_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::scalar)));
   CHECK(bool(lookup<Op::gemm, DType::bf16>(Isa::scalar)));
+  CHECK(bool(lookup<Op::softmax_attention, DType::f32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(Isa::scalar)));
+  CHECK(bool(lookup<Op::swish, DType::f32>(Isa::scalar)));
 }
 
 TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
@@ -58,6 +61,9 @@ TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
     CHECK(bool(lookup<Op::gelu, DType::bf16>(isa)) == here);
     CHECK(bool(lookup<Op::polarity_attention, DType::f32>(isa)) == here);
     CHECK(bool(lookup<Op::window_attention, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::softmax_attention, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::swish, DType::f32>(isa)) == here);
   }
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
@@ -84,6 +90,11 @@ TEST_CASE("resolve: the active ISA, and the fp32 kernels on the best level at or
   const auto ln16 = resolve<Op::layernorm, DType::bf16>();
   CHECK(ln16.dtype == DType::bf16); // rounded outputs run on every ISA
   CHECK(ln16.isa == ln.isa);
+  // The PolaFormer++ ops: every ISA, every shape.
+  CHECK(resolve<Op::softmax_attention, DType::f32>(GlobalAttnArgs{}).isa == ln.isa);
+  CHECK(resolve<Op::depthwise_conv, DType::f32>().isa == ln.isa);
+  CHECK(resolve<Op::swish, DType::f32>().isa == ln.isa);
+  CHECK((resolve<Op::swish, DType::f32>().fn == lookup<Op::swish, DType::f32>(ln.isa)));
 }
 
 TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitting shapes, else fp32") {
@@ -141,4 +152,21 @@ TEST_CASE("the bf16 cores refuse shapes their fits() rejects") {
     }
   if (auto fn = lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16))
     CHECK_THROWS_AS(fn(window_shape(49, 40)), std::invalid_argument);
+}
+
+TEST_CASE("exp_sigmoid stays fp32: a bf16 request resolves to the fp32 core and every bf16 kernel refuses it") {
+  PolarityAttnArgs a = polarity_shape(32);
+  a.feature.kind = FeatureKind::exp_sigmoid;
+  const auto r = resolve<Op::polarity_attention, DType::bf16>(a);
+  REQUIRE(bool(r));
+  CHECK(r.dtype == DType::f32);
+  CHECK((r.fn == resolve<Op::polarity_attention, DType::f32>(a).fn));
+  CHECK(resolve<Op::polarity_attention>(DType::bf16, a).dtype == DType::f32);
+  // Refused before any pointer is read.
+  a.n_q = a.n_k = 1;
+  for (Isa isa : kIsaLadder) {
+    INFO("isa=" << isa_name(isa));
+    CHECK_FALSE(fits<Op::polarity_attention, DType::bf16>(isa, a));
+    if (auto fn = lookup<Op::polarity_attention, DType::bf16>(isa)) CHECK_THROWS_AS(fn(a), std::invalid_argument);
+  }
 }

@@ -2,7 +2,7 @@
 // check_tensors.py to compare with the PyTorch reference's state dict:
 //   print_tensors PRESET_NAME|CONFIG_JSON
 // prints {"config": <config JSON>, "tensors": [[name, [shape...], use], ...]}
-// in list order, use being "required", "optional" or "dropped".
+// in list order, use being "required", "optional", "dropped" or "folded".
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
     for (const pola::TensorSpec &t : pola::expected_tensors(cfg)) {
       const char *use = t.use == pola::TensorSpec::Use::Required   ? "required"
                         : t.use == pola::TensorSpec::Use::Optional ? "optional"
+                        : t.use == pola::TensorSpec::Use::Folded   ? "folded"
                                                                    : "dropped";
       list.push_back({t.name, t.shape, use});
     }
