@@ -91,8 +91,9 @@ inline float online_row(float *s, int valid, float &m, float &l, const Vec<A> &l
   }
   const float block_max = lane_max<A>(mx);
   const float m_new = block_max > m ? block_max : m;
-  // The first block has nothing to rescale (and exp(-inf - m) is not needed).
-  const float corr = m == -INFINITY ? 0.0f : std::exp(m - m_new);
+  // The first block has nothing to rescale (and exp(-inf - m) is not needed);
+  // an unchanged max rescales by exactly 1 without a libm call.
+  const float corr = m == -INFINITY ? 0.0f : m == m_new ? 1.0f : std::exp(m - m_new);
   const Vec<A> vm(m_new);
   Vec<A> sum(0.0f);
   for (int j = 0; j < valid; j += L) {
