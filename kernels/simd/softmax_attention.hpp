@@ -6,7 +6,10 @@
 // block's q rows rotated and scaled, then for each key block a register-tiled
 // score block (q broadcast, keys along the vector), an online softmax update
 // of each row's running max and sum, and p @ v accumulated into the block's
-// output rows, rescaled when the max grows. Work items never share outputs
+// output rows, rescaled when the max grows. The scratch is the rotated k
+// and the copied v of every head (the size of the inputs, built once rather
+// than once per query block) plus a few block rows per thread.
+// Work items never share outputs
 // and none depends on the thread count, so results are bit-identical for any
 // `threads`.
 #pragma once
