@@ -70,6 +70,7 @@ POLA_API pola_convert_options pola_default_convert_options(void) {
   o.dtype = nullptr;
   o.class_names = nullptr;
   o.num_class_names = 0;
+  o.weights = nullptr;
   return o;
 }
 
@@ -89,6 +90,13 @@ POLA_API pola_status pola_convert(const char *checkpoint, const char *output, co
       if (dtype != "f32" && dtype != "bf16")
         throw pola::InputError("dtype '" + dtype + "' is not one of f32, bf16 (how the weight matrices are stored)");
       if (dtype == "bf16") opt.weight_dtype = pola::weights::StoredDtype::bf16;
+    }
+    if (o.weights) {
+      const std::string weights = o.weights;
+      if (weights != "raw" && weights != "ema")
+        throw pola::InputError("weights '" + weights + "' is not one of raw, ema (which state dict of a training "
+                               "checkpoint is converted)");
+      if (weights == "ema") opt.weights = pola::weights::WeightsChoice::ema;
     }
     opt.metadata = overrides_from(o);
     const std::string input_name = checkpoint;

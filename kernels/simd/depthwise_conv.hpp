@@ -3,9 +3,12 @@
 // per work item, so any thread count computes every value the same way.
 // The weights are repacked once per call into a tap-major (k*k, channels)
 // scratch, so each tap's weights for a channel vector are one aligned load.
-// Interior pixels go in tiles of kPixels: a weight vector loaded once serves
-// that many outputs. Border pixels run one at a time with their taps clipped
-// to the image, which is how the zero padding is realised (no padded copy).
+// Interior pixels (every tap inside the image) go in register tiles of
+// several pixels: for k = 3, 5, 7 sliding tiles that load each source vector
+// once per kernel row; for other k generic tiles in which a weight vector
+// loaded once serves kPixels outputs. Border pixels run one at a time with
+// their taps clipped to the image, which is how the zero padding is realised
+// (no padded copy).
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,10 @@
 // block's q rows rotated and scaled, then for each key block a register-tiled
 // score block (q broadcast, keys along the vector), an online softmax update
 // of each row's running max and sum, and p @ v accumulated into the block's
-// output rows, rescaled when the max grows. Work items never share outputs
+// output rows, rescaled when the max grows. The scratch is the rotated k
+// and the copied v of every head (the size of the inputs, built once rather
+// than once per query block) plus a few block rows per thread.
+// Work items never share outputs
 // and none depends on the thread count, so results are bit-identical for any
 // `threads`.
 #pragma once
@@ -91,8 +94,9 @@ inline float online_row(float *s, int valid, float &m, float &l, const Vec<A> &l
   }
   const float block_max = lane_max<A>(mx);
   const float m_new = block_max > m ? block_max : m;
-  // The first block has nothing to rescale (and exp(-inf - m) is not needed).
-  const float corr = m == -INFINITY ? 0.0f : std::exp(m - m_new);
+  // The first block has nothing to rescale (and exp(-inf - m) is not needed);
+  // an unchanged max rescales by exactly 1 without a libm call.
+  const float corr = m == -INFINITY ? 0.0f : m == m_new ? 1.0f : std::exp(m - m_new);
   const Vec<A> vm(m_new);
   Vec<A> sum(0.0f);
   for (int j = 0; j < valid; j += L) {

@@ -78,5 +78,6 @@ def convert(
     crop: int | None = None,
     interpolation: str | None = None,
     dtype: str | None = None,
+    weights: str | None = None,
 ) -> None:
     """A checkpoint (.pth / .safetensors / .pola) -> a .pola model file, as `pola convert`."""

@@ -73,9 +73,9 @@ std::string text_of(const py::object &v, const char *name) {
 
 void convert(const py::object &checkpoint, const py::object &output, const py::object &labels, const py::object &arch,
              const py::object &mean, const py::object &std, const py::object &resize, const py::object &crop,
-             const py::object &interpolation, const py::object &dtype) {
+             const py::object &interpolation, const py::object &dtype, const py::object &weights) {
   const std::string in = path_of(checkpoint, "checkpoint"), out = path_of(output, "output");
-  std::string labels_path, arch_name, interpolation_name, dtype_name;
+  std::string labels_path, arch_name, interpolation_name, dtype_name, weights_name;
   std::vector<std::string> names;
   std::vector<const char *> name_pointers;
   std::vector<double> mean_values, std_values;
@@ -91,6 +91,10 @@ void convert(const py::object &checkpoint, const py::object &output, const py::o
   if (!dtype.is_none()) {
     if (!py::isinstance<py::str>(dtype)) throw_input_error("convert: dtype must be 'f32', 'bf16' or None");
     o.dtype = (dtype_name = dtype.cast<std::string>()).c_str();
+  }
+  if (!weights.is_none()) {
+    if (!py::isinstance<py::str>(weights)) throw_input_error("convert: weights must be 'raw', 'ema' or None");
+    o.weights = (weights_name = weights.cast<std::string>()).c_str();
   }
   if (!arch.is_none()) o.arch = (arch_name = text_of(arch, "arch")).c_str();
   if (!mean.is_none()) {

@@ -119,7 +119,7 @@ call whose memory does not fit raises polaformer.InputError naming the
 need and what is available, before anything is allocated.)doc";
 
 const char *kConvertDoc = R"doc(convert(checkpoint, output, labels=None, arch=None, mean=None, std=None,
-        resize=None, crop=None, interpolation=None, dtype=None) -> None
+        resize=None, crop=None, interpolation=None, dtype=None, weights=None) -> None
 
 Converts a PolaFormer checkpoint (a torch.save .pth zip or a .safetensors
 file; or an existing .pola model file, to re-write its metadata) into the
@@ -132,9 +132,12 @@ model file `output`, as `pola convert` does.
   mean, std      normalization per input channel (a number or a sequence)
   resize, crop   the square resize and the center crop (= the input size)
   interpolation  the resize filter ('bicubic')
-  dtype          how the weights of the linear layers and patch embeddings
+  dtype          how the weights of the linear layers and dense convolutions
                  are stored: None or 'f32' (float32), 'bf16' (about half
                  the file), as `pola convert --dtype`
+  weights        of a training checkpoint holding both: None or 'raw' (its
+                 'model' entry), 'ema' (its 'state_dict_ema'; refused for a
+                 file without one), as `pola convert --weights`
 
 Arguments left None keep the input model file's values (or the defaults
 for a checkpoint). Everything is checked before anything is written; the
@@ -175,7 +178,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("convert", &polaformer_py::convert, py::arg("checkpoint"), py::arg("output"), py::arg("labels") = py::none(),
         py::arg("arch") = py::none(), py::arg("mean") = py::none(), py::arg("std") = py::none(),
         py::arg("resize") = py::none(), py::arg("crop") = py::none(), py::arg("interpolation") = py::none(),
-        py::arg("dtype") = py::none(), kConvertDoc);
+        py::arg("dtype") = py::none(), py::arg("weights") = py::none(), kConvertDoc);
 
   // For polaformer.dask's output: the JSON line `pola classify --json` prints for an image (the
   // same code, apps/classify/class_ranking.h), so both print the same text, probabilities included.

@@ -12,8 +12,9 @@
 using namespace pola::kernels;
 using pola::DType;
 
+// Relative error 1e-6 (the kernels measure 1.7e-7 at worst over [-88, 88]).
 // Below x ~ -88.4 xsimd's exp(-x) saturates to inf and the result to -0,
-// where the true value is under 4e-37.
+// where the true value is under 4e-37: hence an absolute floor.
 constexpr double kFloor = 1e-36;
 
 TEST_CASE("swish matches x * sigmoid(x) in double on every ISA") {
@@ -44,11 +45,11 @@ TEST_CASE("swish matches x * sigmoid(x) in double on every ISA") {
       for (int64_t i = 0; i < n; ++i) {
         const double xi = x[size_t(i)], got = y1[size_t(i)];
         const double want = xi / (1.0 + std::exp(-xi));
-        if (!std::isfinite(got) || !(std::fabs(got - want) <= 2e-6 * std::fabs(want) + kFloor)) {
+        if (!std::isfinite(got) || !(std::fabs(got - want) <= 1e-6 * std::fabs(want) + kFloor)) {
           if (bad < 5) MESSAGE("x=" << xi << " got " << got << " want " << want);
           ++bad;
         }
-        if (!ref.empty() && !(std::fabs(got - ref[size_t(i)]) <= 2e-6 * std::fabs(ref[size_t(i)]) + kFloor))
+        if (!ref.empty() && !(std::fabs(got - ref[size_t(i)]) <= 1e-6 * std::fabs(ref[size_t(i)]) + kFloor))
           ++bad_ref;
       }
       CHECK(bad == 0);

@@ -124,3 +124,42 @@ def test_bad_labels_and_dtypes_write_nothing(pvt_path, tmp_path, kwargs, match):
     with pytest.raises(polaformer.InputError, match=match):
         polaformer.convert(pvt_path, out, **kwargs)
     assert not out.exists()
+
+
+def _training_checkpoint(pvt_path, tmp_path):
+    """A torch.save dict holding 'model' (the shipped model's tensors) and 'state_dict_ema' (the same,
+    with every bias shifted), as PolaFormer++ training checkpoints do."""
+    torch = pytest.importorskip("torch")
+    import sys
+    sys.path.insert(0, os.path.join(os.environ["POLA_SOURCE_DIR"], "tests", "reference"))
+    import safetensors_io
+    tensors, _ = safetensors_io.load_file(str(pvt_path))
+    raw = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
+    ema = {k: v + 0.125 if k.endswith(".bias") else v.clone() for k, v in raw.items()}
+    path = tmp_path / "ckpt.pth"
+    torch.save({"model": raw, "state_dict_ema": ema, "epoch": 3}, path)
+    return path
+
+
+def test_convert_takes_the_weights_choice_as_pola_convert_does(pvt_path, tmp_path):
+    ckpt = _training_checkpoint(pvt_path, tmp_path)
+    for choice in ("raw", "ema"):
+        out, tool_out = tmp_path / f"{choice}.pola", tmp_path / f"{choice}_by_tool.pola"
+        polaformer.convert(ckpt, out, weights=choice)
+        pola("convert", ckpt, "-o", tool_out, "--weights", choice)
+        assert open(out, "rb").read() == open(tool_out, "rb").read()
+    polaformer.convert(ckpt, tmp_path / "default.pola")
+    assert open(tmp_path / "default.pola", "rb").read() == open(tmp_path / "raw.pola", "rb").read()
+    assert open(tmp_path / "raw.pola", "rb").read() != open(tmp_path / "ema.pola", "rb").read()
+
+
+@pytest.mark.parametrize("weights, match", [
+    ("ema", "state_dict_ema"),  # a model file holds one state dict
+    ("best", "weights 'best' is not one of raw, ema"),
+    (1, "weights must be"),
+])
+def test_bad_weights_choices_write_nothing(pvt_path, tmp_path, weights, match):
+    out = tmp_path / "out.pola"
+    with pytest.raises(polaformer.InputError, match=match):
+        polaformer.convert(pvt_path, out, weights=weights)
+    assert not out.exists()

@@ -79,7 +79,7 @@
  * a program can compare it with pola_abi_version() at start-up to catch a
  * header and a library from different releases. Adding functions, or fields
  * at the end of a struct that carries struct_size, keeps it. */
-#define POLA_ABI_VERSION 1
+#define POLA_ABI_VERSION 2 /* 2: pola_convert_options gained `weights` (it carries no struct_size) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -356,6 +356,10 @@ typedef struct pola_convert_options {
    * lines of a labels file are (messages name them labels[i]); not both with labels_file */
   const char *const *class_names;
   int num_class_names;
+  /* NULL or "raw" (as `pola convert`): of a training checkpoint holding both, the raw weights
+   * ('model'); "ema": the EMA weights ('state_dict_ema', `pola convert --weights ema`), refused
+   * for a file without that entry (a plain state dict, a safetensors or model file). Since ABI 2. */
+  const char *weights;
 } pola_convert_options;
 
 POLA_API pola_convert_options pola_default_convert_options(void);
