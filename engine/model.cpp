@@ -268,7 +268,7 @@ std::vector<Model::FeatureShape> Model::feature_shapes(int64_t height, int64_t w
   return shapes;
 }
 
-int64_t Model::pooled_size() const { return cfg_.stages.back().dim; }
+int64_t Model::pooled_size() const { return model_geometry(cfg_).pooled_width; }
 
 void Model::features(const float *input, int batch, int64_t height, int64_t width, float *const *stage_out,
                      float *pooled, const NodeObserver *observer) {

@@ -52,6 +52,9 @@ struct StageGeometry {
 struct ModelGeometry {
   int64_t height = 0, width = 0;  // the input image
   std::vector<StageGeometry> stages;
+  // Width of the pooled embedding the classifier reads: the last stage's
+  // channels, or a head projection's (PolaFormer++).
+  int64_t pooled_width = 0;
 };
 
 // The geometry of a config that passed check_config, at its own img_size

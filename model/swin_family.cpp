@@ -83,6 +83,7 @@ ModelGeometry geometry(const ModelConfig &c, int64_t height, int64_t width) {
     g.stages.push_back(std::move(st));
     channels = s.dim;
   }
+  g.pooled_width = c.stages.empty() ? 0 : c.stages.back().dim;
   return g;
 }
 
