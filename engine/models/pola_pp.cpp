@@ -55,11 +55,10 @@ kernels::RopeTable rope_table(BuildContext &ctx, const std::string &angle_name, 
   return rope;
 }
 
-// Node `name`: a dense k3 convolution (pad 1) of `prefix` on token rows (or
-// on the planar image batch), with GELU after it when asked.
+// Node `name`: a dense k3 convolution (pad 1) of `prefix` on token rows,
+// with GELU after it when asked.
 void add_conv3(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
-               bool src_image, int64_t in_ch, int64_t in_h, int64_t in_w, int64_t stride, const TensorRef &dst,
-               bool gelu) {
+               int64_t in_ch, int64_t in_h, int64_t in_w, int64_t stride, const TensorRef &dst, bool gelu) {
   ops::Conv2dShape cs;
   cs.batch = ctx.plan.batch;
   cs.in_ch = in_ch;
@@ -69,7 +68,6 @@ void add_conv3(BuildContext &ctx, const std::string &name, const std::string &pr
   cs.kernel = kConvKernel;
   cs.stride = stride;
   cs.pad = kConvKernel / 2;
-  cs.src_nchw = src_image;
   const float *w = ctx.weights.get(prefix + ".weight", {dst.cols, in_ch, kConvKernel, kConvKernel});
   const float *b = ctx.weights.get(prefix + ".bias", {dst.cols});
   auto *conv = ctx.make<ops::Conv2d>(cs, w, b, ctx.packed);
@@ -234,15 +232,21 @@ void build_pola_pp(BuildContext &ctx) {
   // Stem (2.2): convs 0, 3, 6 (+ folded BN, GELU) at half size, conv 9 (+ folded BN) to stage 1.
   const StageGeometry &first = geo.stages.front();
   const int64_t stem = cfg.stages.front().dim / 2, h2 = (first.in_h + 1) / 2, w2 = (first.in_w + 1) / 2;
+  // The image as rows first: oneDNN's convolution from a planar source into
+  // rows is a slow generic path, a transpose of 3 channels is nothing.
+  const int64_t pixels = first.in_h * first.in_w, in_ch = cfg.in_chans;
+  const TensorRef rows = new_tensor(ctx, "image_rows", B * pixels, in_ch);
+  add_node(ctx, "image_rows", {plan.input}, {rows}, [B, in_ch, pixels, &plan](const NodeArgs &io) {
+    ops::image_to_rows(io.in(0).f32(), io.out(0).f32(), B, in_ch, pixels, plan.threads);
+  });
   const TensorRef s0 = new_tensor(ctx, "patch_embed.proj.0", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.0", "patch_embed.proj.0", plan.input, true, cfg.in_chans, first.in_h,
-            first.in_w, 2, s0, true);
+  add_conv3(ctx, "patch_embed.proj.0", "patch_embed.proj.0", rows, in_ch, first.in_h, first.in_w, 2, s0, true);
   const TensorRef s1 = new_tensor(ctx, "patch_embed.proj.3", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.3", "patch_embed.proj.3", s0, false, stem, h2, w2, 1, s1, true);
+  add_conv3(ctx, "patch_embed.proj.3", "patch_embed.proj.3", s0, stem, h2, w2, 1, s1, true);
   const TensorRef s2 = new_tensor(ctx, "patch_embed.proj.6", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.6", "patch_embed.proj.6", s1, false, stem, h2, w2, 1, s2, true);
+  add_conv3(ctx, "patch_embed.proj.6", "patch_embed.proj.6", s1, stem, h2, w2, 1, s2, true);
   TensorRef x = new_tensor(ctx, "patch_embed", B * first.tokens, cfg.stages.front().dim);
-  add_conv3(ctx, "patch_embed", "patch_embed.proj.9", s2, false, stem, h2, w2, 2, x, false);
+  add_conv3(ctx, "patch_embed", "patch_embed.proj.9", s2, stem, h2, w2, 2, x, false);
 
   for (size_t si = 0; si <= last; ++si) {
     const StageConfig &s = cfg.stages[si];
@@ -252,7 +256,7 @@ void build_pola_pp(BuildContext &ctx) {
       const StageGeometry &prev = geo.stages[si - 1];
       const TensorRef down = new_tensor(ctx, "layers." + std::to_string(si - 1) + ".downsample", B * g.tokens, s.dim);
       add_conv3(ctx, "layers." + std::to_string(si - 1) + ".downsample",
-                "layers." + std::to_string(si - 1) + ".downsample.reduction", x, false, prev.channels, prev.res_h,
+                "layers." + std::to_string(si - 1) + ".downsample.reduction", x, prev.channels, prev.res_h,
                 prev.res_w, 2, down, false);
       x = down;
     }

@@ -11,7 +11,7 @@ Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, Pac
   const int64_t out_h = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
   const int64_t out_w = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
   auto &eng = cpu_engine();
-  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, s.src_nchw ? tag::nchw : tag::nhwc);
+  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, tag::nhwc);
   dnnl::memory::desc dst_md({s.batch, s.out_ch, out_h, out_w}, dt::f32, tag::nhwc);
   // Grouped layout (goihw) for any group count; (out, in/groups, k, k) is its row-major order.
   const dnnl::memory::dims wdims{s.groups, s.out_ch / s.groups, s.in_ch / s.groups, s.kernel, s.kernel};

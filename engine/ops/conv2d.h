@@ -1,8 +1,7 @@
 // A 2-D convolution over token rows as a oneDNN primitive created once per
 // plan: the polarity block's depthwise local branch (groups = channels),
 // which may add its result to what dst holds, and PolaFormer++'s dense stem
-// and downsampling convs. Output is NHWC, i.e. token rows; input too, or the
-// planar image batch (src_nchw). (Patch embedding and spatial reduction, whose kernel equals
+// and downsampling convs. Input and output are NHWC, i.e. token rows. (Patch embedding and spatial reduction, whose kernel equals
 // their stride, are patchify + matmul instead: engine/ops/patchify.h.)
 // Weights are reordered once into the layout the primitive prefers.
 #pragma once
@@ -19,7 +18,6 @@ struct Conv2dShape {
   int64_t batch = 1, in_ch = 0, in_h = 0, in_w = 0;
   int64_t out_ch = 0, kernel = 1, stride = 1, pad = 0, groups = 1;
   bool accumulate = false; // add the result to what dst holds
-  bool src_nchw = false;   // src is an image batch (planar channels), not token rows
 };
 
 class Conv2d {

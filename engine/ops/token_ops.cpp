@@ -78,4 +78,12 @@ std::vector<float> resize_token_grid(const float *src, int64_t in_h, int64_t in_
   return dst;
 }
 
+void image_to_rows(const float *src, float *dst, int64_t batch, int64_t channels, int64_t pixels, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static) collapse(2)
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t p = 0; p < pixels; ++p)
+      for (int64_t c = 0; c < channels; ++c)
+        dst[(b * pixels + p) * channels + c] = src[(b * channels + c) * pixels + p];
+}
+
 } // namespace pola::ops

@@ -10,6 +10,10 @@ namespace pola::ops {
 void add_broadcast_rows(float *x, const float *add, int64_t batch, int64_t tokens, int64_t channels,
                         int threads);
 
+// A planar image batch (batch, channels, height, width) as token rows
+// (batch * height * width, channels): the layout convolutions over rows take.
+void image_to_rows(const float *src, float *dst, int64_t batch, int64_t channels, int64_t pixels, int threads);
+
 // dst[b, :] = mean over n of src[b, n, :].
 void mean_over_tokens(const float *src, float *dst, int64_t batch, int64_t tokens, int64_t channels);
 
