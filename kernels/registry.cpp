@@ -34,7 +34,7 @@ template <Op op, DType dt, std::size_t n> EntryList<op, dt> list(const Entry<op,
 
 // The fp32 polarity kernels run every shape of a known feature map whose
 // RoPE table (exp_sigmoid only) fits it.
-bool known_map(const PolarityAttnArgs &a) { return known_feature_map(a.feature) && rope_fits(a); }
+bool fp32_fits(const PolarityAttnArgs &a) { return known_feature_map(a.feature) && rope_fits(a); }
 // The bf16 oracle, like the bf16 cores, takes only the maps that stay bf16.
 bool bf16_map(const PolarityAttnArgs &a) { return bf16_feature_map(a.feature); }
 
@@ -89,9 +89,9 @@ template <> EntryList<Op::swish, DType::f32> entries() {
 
 template <> EntryList<Op::polarity_attention, DType::f32> entries() {
   static const Entry<Op::polarity_attention, DType::f32> e[] = {
-      {Isa::avx512, isa::kAvx512.polarity_attention, &known_map},
-      {Isa::avx2, isa::kAvx2.polarity_attention, &known_map},
-      {Isa::scalar, &reference::polarity_attention, &known_map}};
+      {Isa::avx512, isa::kAvx512.polarity_attention, &fp32_fits},
+      {Isa::avx2, isa::kAvx2.polarity_attention, &fp32_fits},
+      {Isa::scalar, &reference::polarity_attention, &fp32_fits}};
   return list(e);
 }
 

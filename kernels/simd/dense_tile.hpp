@@ -14,8 +14,9 @@
 namespace pola::kernels::simd {
 
 // Column vectors per tile, and rows for V of them: R x V accumulators, V
-// operands of B and a broadcast must fit the register file (one spare). More
-// than 12 rows adds nothing once B's loads are shared that widely.
+// operands of B and a broadcast must fit the register file (one spare). The
+// cap of 12 rows bounds the general registers a strided A needs (one offset
+// per row); a cap of 8 measured the same on the polarity passes.
 constexpr int kDenseMaxVecs = 4;
 template <class A, int V> constexpr int kDenseRows = std::min(12, (kRegisters<A> - 2 - V) / V);
 

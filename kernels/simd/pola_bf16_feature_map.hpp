@@ -27,7 +27,8 @@ struct AbsPowFeatureBf16 {
 template <class F> void with_feature_map_bf16(const FeatureMap &m, F &&run) {
   switch (m.kind) {
   case FeatureKind::abs_pow: return run(AbsPowFeatureBf16{m.power});
-  case FeatureKind::exp_sigmoid: refuse("polarity_attention bf16", "exp_sigmoid runs in fp32 only (SPEC-polaformerpp T1)");
+  case FeatureKind::exp_sigmoid:
+    refuse("polarity_attention bf16", "exp_sigmoid runs in fp32 only (SPEC-polaformerpp T1)");
   }
   refuse_feature_map("polarity_attention bf16", m);
 }

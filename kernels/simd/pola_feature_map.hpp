@@ -28,7 +28,7 @@ template <class A> struct AbsPowFeature {
 // the dense passes (pola_rope_passes.hpp), which read the weights themselves.
 template <class A> struct ExpSigmoidFeature {
   const float *sigma_same, *sigma_opp; // (heads * 2d) each
-  static Vec<A> exp_minus_one(const Vec<A> &m) { return xsimd::exp(m) - Vec<A>(1.0f); }
+  static Vec<A> exp_minus_one(const Vec<A> &m) { return exp_fp32<A>(m) - Vec<A>(1.0f); }
 };
 
 // run(policy) with the policy of m's kind.

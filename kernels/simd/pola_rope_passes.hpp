@@ -186,8 +186,8 @@ void rope_query_block(const PolarityAttnArgs &a, const ExpSigmoidFeature<A> &phi
         z_o = xsimd::fma(o_lo, km_lo, xsimd::fma(o_hi, km_hi, z_o));
       }
       // The reciprocal first, then the products (SPEC-polaformerpp T2).
-      inv[(h * kQueryBlock + t) * 2] = 1.0f / (xsimd::hadd(z_s) + kDenominatorEps);
-      inv[(h * kQueryBlock + t) * 2 + 1] = 1.0f / (xsimd::hadd(z_o) + kDenominatorEps);
+      inv[(h * kQueryBlock + t) * 2] = 1.0f / (lane_sum<A>(z_s) + kDenominatorEps);
+      inv[(h * kQueryBlock + t) * 2 + 1] = 1.0f / (lane_sum<A>(z_o) + kDenominatorEps);
       rope_rotate<A>(raw_s, a.rope, tok, 2 * d, scratch.same.data + h * feat_head + t * lay.p2);
       rope_rotate<A>(raw_o, a.rope, tok, 2 * d, scratch.opp.data + h * feat_head + t * lay.p2);
     }

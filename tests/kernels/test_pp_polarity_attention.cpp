@@ -195,7 +195,8 @@ std::vector<double> error_scale(const Problem &p) {
   std::vector<double> scale(size_t(p.n * C));
   for (int h = 0; h < p.heads; ++h) {
     const Features f = features(p, h);
-    std::vector<double> mabs(size_t(w * d), 0.0), kabs(size_t(w), 0.0), kbar(size_t(w), 0.0), star(static_cast<size_t>(w));
+    std::vector<double> mabs(size_t(w * d), 0.0), kabs(size_t(w), 0.0), kbar(size_t(w), 0.0);
+    std::vector<double> star(static_cast<size_t>(w));
     for (int64_t m = 0; m < p.n; ++m) {
       for (int64_t r = 0; r < w; ++r) {
         const size_t i = size_t(m * w + r);
