@@ -86,7 +86,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pola_usage_doc_") as tmp:
         work = args.keep or tmp
         os.makedirs(work, exist_ok=True)
-        for name, target in (("build", args.build), ("examples", os.path.join(args.source, "examples"))):
+        for name, target in (("build", args.build), ("examples", os.path.join(args.source, "examples")),
+                             ("tests", os.path.join(args.source, "tests"))):
             if not os.path.lexists(os.path.join(work, name)):
                 os.symlink(os.path.abspath(target), os.path.join(work, name))
         repo_models = os.path.join(args.source, "models")
