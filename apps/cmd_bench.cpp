@@ -132,12 +132,12 @@ Timing time_model(pola::Model &model, const BenchArgs &a) {
   return t;
 }
 
-// A node's kind: the last part of its name. A block's output node is its MLP's
-// second linear layer (fc2 adding into the residual stream) in every family.
+// A node's kind: the last part of its name. A block's output node is the end
+// of its MLP in every family (the fused MLP, or fc2 adding into the stream).
 std::string kind_of(const std::string &node) {
   auto dot = node.rfind('.');
   std::string kind = dot == std::string::npos ? node : node.substr(dot + 1);
-  if (!kind.empty() && std::isdigit(static_cast<unsigned char>(kind[0]))) kind = "fc2 (block output)";
+  if (!kind.empty() && std::isdigit(static_cast<unsigned char>(kind[0]))) kind = "mlp (block output)";
   return kind;
 }
 
