@@ -16,13 +16,21 @@ call (`--batch 1`, `batch=1`, requests one at a time), so each image runs alone 
   - a missing model file is refused with the same message (exit 1 for the three programs,
     InputError for Python), and so is an empty folder (CLI and Dask: exit 1);
   - `threads=0` is accepted by every door and means all cores: Python's `threads` and the CLI's
-    `--verbose` report the number of cores this process may use.
+    `--verbose` report the number of cores this process may use;
+  - `pola features` and Model.features give bit-equal stage maps and pooled embeddings for each
+    tensor above; `pola info --json` is Model.info; `pola bench --runs 2` runs the model and names
+    the same arch.
 
 Each case runs even when an earlier one fails; cases that need the server rewritten are marked
 [serve]. Exit 1 if any case failed.
 
   PYTHONPATH=build/python /usr/bin/python3 tests/doors/check_doors_agree.py --pola build/apps/pola \\
-      --models models --source .
+      --models models --source . [--model FILE [--odd-size HxW] [--refused-size HxW]]
+
+With --model, that model file instead of the shipped Fashion-MNIST one, and generated images in
+place of the shipped samples (RGB PNGs of odd, non-square pixel sizes); --odd-size adds a tensor of
+that size to the tensor cases, --refused-size replaces the refused size (default: two pixels short
+of the model's own on each side, which a model taking only multiples of its patch size refuses).
 """
 import argparse
 import glob
@@ -88,6 +96,24 @@ def python_model(args, notes):
         return polaformer.Model(args.model)
 
 
+def generate_images(work):
+    """Stand-ins for the shipped samples for a model of any channel count: seeded random RGB PNGs,
+    each of an odd or non-square size (every door resizes an image to the model's input)."""
+    from PIL import Image
+    rng = np.random.default_rng(36)
+    paths = []
+    for i, (h, w) in enumerate([(37, 53), (61, 29), (41, 41), (45, 77), (23, 31), (99, 65)]):
+        path = os.path.join(work, f"generated-{i}-{h}x{w}.png")
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB").save(path)
+        paths.append(path)
+    return paths
+
+
+def parse_size(text):
+    h, _, w = text.lower().partition("x")
+    return int(h), int(w)
+
+
 def make_inputs(args, work, samples):
     from PIL import Image
     other_size = os.path.join(work, "other-size.png")  # any image size: every door resizes it
@@ -107,18 +133,26 @@ def main():
     ap.add_argument("--pola", required=True)
     ap.add_argument("--models", required=True, help="the models/ folder (model files and samples/)")
     ap.add_argument("--source", required=True, help="the source tree (for examples/dask_classify.py)")
+    ap.add_argument("--model", help="a model file (default: the shipped Fashion-MNIST one); images are then generated")
+    ap.add_argument("--odd-size", type=parse_size, help="HxW: a further tensor case at this size, odd and non-square")
+    ap.add_argument("--refused-size", type=parse_size, help="HxW the model cannot take (default: 2 short of its own)")
     args = ap.parse_args()
-    args.model = os.path.join(args.models, "fashion_pola_pvt.pola")
-    samples = sorted(glob.glob(os.path.join(args.models, "samples", "*.png")))
-    assert len(samples) >= 6, samples
+    generate = args.model is not None
+    if not generate:
+        args.model = os.path.join(args.models, "fashion_pola_pvt.pola")
+    args.name = "fashion" if not generate else "model"  # the name the server serves it under
     notes = []
     model = python_model(args, notes)
 
     with tempfile.TemporaryDirectory(prefix="pola_doors_") as work:
+        samples = generate_images(work) if generate else sorted(glob.glob(os.path.join(args.models, "samples", "*.png")))
+        assert len(samples) >= 6, samples
+        args.samples = samples
         images, good, bad, missing = make_inputs(args, work, samples)
-        with Server(args.pola, ["--model", f"fashion={args.model}", "--threads", "0"]) as server:
+        with Server(args.pola, ["--model", f"{args.name}={args.model}", "--threads", "0"]) as server:
             check_images(args, work, model, server, images, good, bad, missing)
             check_tensors(args, work, model, server)
+        check_info_and_bench(args, model)
         check_missing_model(args, work)
         check_empty_folder(args, work)
         check_threads(args, notes)
@@ -193,10 +227,10 @@ def check_images(args, work, model, server, images, good, bad, missing):
         for path in good:
             with open(path, "rb") as f:
                 status, _, body = server.request(
-                    "POST", f"/v2/models/fashion/classify?top={TOP}&file={urllib.parse.quote(path)}", f.read())
+                    "POST", f"/v2/models/{args.name}/classify?top={TOP}&file={urllib.parse.quote(path)}", f.read())
             assert status == 200 and body.decode() == cli_lines.get(path), f"{path}: {status} {body!r}"
         with open(bad, "rb") as f:
-            status, _, body = server.request("POST", "/v2/models/fashion/classify", f.read())
+            status, _, body = server.request("POST", f"/v2/models/{args.name}/classify", f.read())
         problem = expected[bad].split(": ", 1)[1]
         assert status == 400 and problem in json.loads(body)["error"], f"bad image: {status} {body!r}"
 
@@ -208,7 +242,11 @@ def check_tensors(args, work, model, server):
         "at the model's size": rng.standard_normal((2, c, h, w)).astype(np.float32),
         "at another size the model accepts": rng.standard_normal((1, c, 2 * h, 3 * w)).astype(np.float32),
     }
+    if args.odd_size:
+        tensors["at an odd, non-square size %dx%d" % args.odd_size] = \
+            rng.standard_normal((2, c, *args.odd_size)).astype(np.float32)
     for what, x in tensors.items():
+        check_features(args, work, model, what, x)
         src, dst = os.path.join(work, "x.npy"), os.path.join(work, "logits.npy")
         np.save(src, x)
         r = cli(args, "run", "-m", args.model, "-i", src, "-o", dst, "--threads", 0)
@@ -219,11 +257,11 @@ def check_tensors(args, work, model, server):
             assert want is not None, r.stderr
             assert np.array_equal(model.run(x).view(np.uint32), want.view(np.uint32))
 
-        @case(f"{'[serve] ' if 'another' in what else ''}infer = run: a tensor {what}: bit-equal logits")
+        @case(f"{'[serve] ' if 'at the model' not in what else ''}infer = run: a tensor {what}: bit-equal logits")
         def _():
             assert want is not None, r.stderr
             for i in range(len(x)):  # one image per request: each runs alone, as in `pola run`'s batch
-                got = infer_logits(*server.request("POST", "/v2/models/fashion/infer", *infer_body(x[i:i + 1])))
+                got = infer_logits(*server.request("POST", f"/v2/models/{args.name}/infer", *infer_body(x[i:i + 1])))
                 single = x[i:i + 1]
                 np.save(src, single)
                 one = cli(args, "run", "-m", args.model, "-i", src, "-o", dst, "--threads", 0)
@@ -243,7 +281,8 @@ def check_tensors(args, work, model, server):
 
     nan = np.zeros((1, c, h, w), np.float32)
     nan[0, 0, 3, 4] = np.nan
-    refused = {"of a size the model cannot take": np.zeros((1, c, h - 2, w - 2), np.float32),
+    rh, rw = args.refused_size or (h - 2, w - 2)
+    refused = {f"of a size the model cannot take ({rh}x{rw})": np.zeros((1, c, rh, rw), np.float32),
                "holding NaN": nan}
     for what, x in refused.items():
         src = os.path.join(work, "refused.npy")
@@ -273,15 +312,57 @@ def check_tensors(args, work, model, server):
         @case(f"[serve] infer = run: a tensor {what} is 400 with the same message")
         def _():
             assert message, "no message from pola run"
-            status, _, body = server.request("POST", "/v2/models/fashion/infer", *infer_body(x, binary=True))
+            status, _, body = server.request("POST", f"/v2/models/{args.name}/infer", *infer_body(x, binary=True))
             err = json.loads(body).get("error", "") if status != 200 else ""
             assert status == 400 and message in err, f"{status}: {body[:400]!r}\n  run says {message!r}"
+
+
+def check_features(args, work, model, what, x):
+    """The backbone door: a neck built on `pola features` output and one on Model.features must see
+    the same maps, so every file the CLI writes is Python's array bit for bit (and no more or fewer)."""
+    src, out = os.path.join(work, "features.npy"), os.path.join(work, "features")
+    np.save(src, x)
+    r = cli(args, "features", "-m", args.model, "-i", src, "-o", out, "--threads", 0)
+
+    @case(f"features = python: a tensor {what}: bit-equal stage maps and pooled embedding")
+    def _():
+        assert r.returncode == 0, r.stderr
+        got = model.features(x)
+        files = sorted(os.listdir(out))
+        assert files == sorted(f"{k}.npy" for k in got), f"cli wrote {files}, python gave {sorted(got)}"
+        for k, v in got.items():
+            want = np.load(os.path.join(out, f"{k}.npy"))
+            assert want.shape == v.shape and np.array_equal(want.view(np.uint32), v.view(np.uint32)), k
+    for f in glob.glob(os.path.join(out, "*.npy")):
+        os.remove(f)
+
+
+def check_info_and_bench(args, model):
+    """What a model is, asked of the CLI and of Python, is one answer (both print the engine's own
+    summary); `pola bench` loads and runs the same model (its timings are not comparable)."""
+    r = cli(args, "info", "--json", args.model)
+
+    @case("info = python: `pola info --json` is Model.info")
+    def _():
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == model.info, f"cli {r.stdout[:400]}\n  python {str(model.info)[:400]}"
+        text = cli(args, "info", args.model)
+        assert text.returncode == 0 and model.info["arch"] in text.stdout, text.stdout
+
+    b = cli(args, "bench", "-m", args.model, "--runs", 2, "--warmup", 0, "--threads", 0, "--json")
+
+    @case("bench: `pola bench --runs 2` runs the model, names its arch, on all cores")
+    def _():
+        assert b.returncode == 0, b.stderr
+        j = json.loads(b.stdout)
+        assert (j["arch"], j["runs"], j["threads"]) == (model.info["arch"], 2, cores()), b.stdout
+        assert j["median_ms"] > 0 and j["gflop_per_run"] > 0, b.stdout
 
 
 def check_missing_model(args, work):
     path = os.path.join(work, "missing.pola")
     message = f"{path}: cannot open: No such file or directory"
-    image = glob.glob(os.path.join(args.models, "samples", "*.png"))[0]
+    image = args.samples[0]
 
     @case("cli: a missing model is exit 1 naming it")
     def _():
@@ -326,7 +407,7 @@ def check_empty_folder(args, work):
 
 
 def check_threads(args, notes):
-    image = glob.glob(os.path.join(args.models, "samples", "*.png"))[0]
+    image = args.samples[0]
 
     @case("python: threads=0 and None mean all cores, and .threads says how many")
     def _():
