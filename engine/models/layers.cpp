@@ -13,22 +13,6 @@ namespace {
 using kernels::Op;
 using kernels::resolve;
 
-// The source of a GEMM in `precision`: `src` itself when it is held so, or a
-// bf16 copy of f32 rows (node `name.to_bf16`).
-TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRef &src, Precision precision) {
-  const DType want = dtype_of(precision);
-  if (src.dtype() == want) return src;
-  if (src.dtype() != DType::f32) throw std::logic_error("graph: " + name + " would read bf16 rows in fp32");
-  const TensorRef half = new_tensor(ctx, name + ".to_bf16", src.rows, src.cols, want);
-  Plan &plan = ctx.plan;
-  const auto round = resolve<Op::to_bf16, DType::bf16>().fn;
-  add_node(ctx, name + ".to_bf16", {src}, {half}, [round, &plan](const NodeArgs &io) {
-    const TensorView &x = io.in(0), &y = io.out(0);
-    round(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), plan.threads);
-  }, Precision::bf16);
-  return half;
-}
-
 // The one place a matmul node is made: dst = src W^T + b, then optionally
 // GELU or + dst, in `precision` (the plan's choice for this op kind).
 void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorRef &src,
@@ -87,6 +71,20 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
 }
 
 } // namespace
+
+TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRef &src, Precision precision) {
+  const DType want = dtype_of(precision);
+  if (src.dtype() == want) return src;
+  if (src.dtype() != DType::f32) throw std::logic_error("graph: " + name + " would read bf16 rows in fp32");
+  const TensorRef half = new_tensor(ctx, name + ".to_bf16", src.rows, src.cols, want);
+  Plan &plan = ctx.plan;
+  const auto round = resolve<Op::to_bf16, DType::bf16>().fn;
+  add_node(ctx, name + ".to_bf16", {src}, {half}, [round, &plan](const NodeArgs &io) {
+    const TensorView &x = io.in(0), &y = io.out(0);
+    round(x.f32(), x.ld(), y.bf16(), y.ld(), x.rows(), x.cols(), plan.threads);
+  }, Precision::bf16);
+  return half;
+}
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
                 const TensorRef &dst, LinearEpilogue epilogue) {

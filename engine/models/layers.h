@@ -1,7 +1,8 @@
 // The layers both families build from: linear layers, patch convolutions,
-// LayerNorm, the MLP half of a block, the pooled classifier head. Each adds
-// its nodes to the plan's graph with the tensors they read and write; a
-// tensor's dtype says how it is held (bf16 rows feed bf16 GEMMs directly).
+// their bf16 sources, LayerNorm, the MLP half of a block, the pooled
+// classifier head. Each adds its nodes to the plan's graph with the tensors
+// they read and write; a tensor's dtype says how it is held (bf16 rows feed
+// bf16 GEMMs directly).
 #pragma once
 
 #include <string>
@@ -24,6 +25,10 @@ struct LinearEpilogue {
   static LinearEpilogue then_gelu() { return {true, true, false}; }
   static LinearEpilogue into_residual() { return {true, false, true}; }
 };
+
+// The source rows of a GEMM or convolution computed in `precision`: `src`
+// itself when it is held so, or a bf16 copy of f32 rows (node `name.to_bf16`).
+TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRef &src, Precision precision);
 
 // Adds node `name`: dst = src W^T as `epilogue` says, with the weights
 // `prefix.weight` (out, in), or (out, in, 1, 1) for a 1x1 convolution, and

@@ -55,29 +55,54 @@ kernels::RopeTable rope_table(BuildContext &ctx, const std::string &angle_name, 
   return rope;
 }
 
-// Node `name`: a dense k3 convolution (pad 1) of `prefix` on token rows,
-// with GELU after it when asked.
+// Node `name`: a dense k3 convolution (pad 1) of `prefix` over the token
+// rows `src`, in the precision they are held for (f32, or bf16 for a bf16
+// conv), into f32 rows `dst`, with GELU over them in place when asked.
 void add_conv3(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
-               int64_t in_ch, int64_t in_h, int64_t in_w, int64_t stride, const TensorRef &dst, bool gelu) {
+               int64_t in_h, int64_t in_w, int64_t stride, const TensorRef &dst, bool gelu) {
   ops::Conv2dShape cs;
   cs.batch = ctx.plan.batch;
-  cs.in_ch = in_ch;
+  cs.in_ch = src.cols;
   cs.in_h = in_h;
   cs.in_w = in_w;
   cs.out_ch = dst.cols;
   cs.kernel = kConvKernel;
   cs.stride = stride;
   cs.pad = kConvKernel / 2;
-  const float *w = ctx.weights.get(prefix + ".weight", {dst.cols, in_ch, kConvKernel, kConvKernel});
+  cs.precision = precision_of(src.dtype());
+  const StoredWeight w = ctx.weights.get_stored(prefix + ".weight", {dst.cols, src.cols, kConvKernel, kConvKernel});
   const float *b = ctx.weights.get(prefix + ".bias", {dst.cols});
-  auto *conv = ctx.make<ops::Conv2d>(cs, w, b, ctx.packed);
+  auto *conv = ctx.make<ops::Conv2d>(cs, w.data, w.dtype == weights::StoredDtype::bf16, b, ctx.packed);
   Plan &plan = ctx.plan;
   const auto gelu_fn = gelu ? kernels::resolve<Op::gelu, DType::f32>().fn : nullptr;
   add_node(ctx, name, {src}, {dst}, [conv, gelu_fn, &plan](const NodeArgs &io) {
     const TensorView &y = io.out(0);
-    conv->run(plan.stream, static_cast<const float *>(io.in(0).data()), y.f32());
+    conv->run(plan.stream, io.in(0).data(), y.f32());
     if (gelu_fn) gelu_fn(y.f32(), y.rows() * y.cols(), plan.threads);
-  });
+  }, cs.precision);
+}
+
+// A stem conv (+ folded BN) and its GELU, whose result is the source of the
+// next conv, computed in `next`: f32 rows GELU'd in place by the conv's node,
+// or bf16 rows that gelu's bf16 kernel writes from the conv's f32 result in
+// one pass (node `name.gelu`), so no separate rounding pass reads them again.
+TensorRef add_stem_conv(BuildContext &ctx, const std::string &name, const TensorRef &src, int64_t in_h,
+                        int64_t in_w, int64_t stride, int64_t out_ch, Precision next) {
+  const int64_t out_rows = ctx.plan.batch * ((in_h - 1) / stride + 1) * ((in_w - 1) / stride + 1);
+  const TensorRef y = new_tensor(ctx, name, out_rows, out_ch);
+  if (next == Precision::fp32) {
+    add_conv3(ctx, name, name, src, in_h, in_w, stride, y, /*gelu=*/true);
+    return y;
+  }
+  add_conv3(ctx, name, name, src, in_h, in_w, stride, y, /*gelu=*/false);
+  const TensorRef act = new_tensor(ctx, name + ".gelu", out_rows, out_ch, dtype_of(next));
+  Plan &plan = ctx.plan;
+  const auto gelu = kernels::resolve<Op::gelu, DType::bf16>().fn;
+  add_node(ctx, name + ".gelu", {y}, {act}, [gelu, &plan](const NodeArgs &io) {
+    const TensorView &a = io.in(0), &o = io.out(0);
+    gelu(a.f32(), a.ld(), o.bf16(), o.ld(), a.rows(), a.cols(), plan.threads);
+  }, Precision::bf16);
+  return act;
 }
 
 // Node `name`: dst = depthwise k x k conv of `prefix` over src (+ src with
@@ -239,14 +264,15 @@ void build_pola_pp(BuildContext &ctx) {
   add_node(ctx, "image_rows", {plan.input}, {rows}, [B, in_ch, pixels, &plan](const NodeArgs &io) {
     ops::image_to_rows(io.in(0).f32(), io.out(0).f32(), B, in_ch, pixels, plan.threads);
   });
-  const TensorRef s0 = new_tensor(ctx, "patch_embed.proj.0", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.0", "patch_embed.proj.0", rows, in_ch, first.in_h, first.in_w, 2, s0, true);
-  const TensorRef s1 = new_tensor(ctx, "patch_embed.proj.3", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.3", "patch_embed.proj.3", s0, stem, h2, w2, 1, s1, true);
-  const TensorRef s2 = new_tensor(ctx, "patch_embed.proj.6", B * h2 * w2, stem);
-  add_conv3(ctx, "patch_embed.proj.6", "patch_embed.proj.6", s1, stem, h2, w2, 1, s2, true);
+  // The stem and downsampling convs run in the embedding precision, except
+  // the first: over 3 channels its products are 27 deep, too short for bf16
+  // to gain, and a bf16 copy of the image rows would cost a pass of its own.
+  const Precision embed = ctx.precisions.embed;
+  const TensorRef s0 = add_stem_conv(ctx, "patch_embed.proj.0", rows, first.in_h, first.in_w, 2, stem, embed);
+  const TensorRef s1 = add_stem_conv(ctx, "patch_embed.proj.3", s0, h2, w2, 1, stem, embed);
+  const TensorRef s2 = add_stem_conv(ctx, "patch_embed.proj.6", s1, h2, w2, 1, stem, embed);
   TensorRef x = new_tensor(ctx, "patch_embed", B * first.tokens, cfg.stages.front().dim);
-  add_conv3(ctx, "patch_embed", "patch_embed.proj.9", s2, stem, h2, w2, 2, x, false);
+  add_conv3(ctx, "patch_embed", "patch_embed.proj.9", s2, h2, w2, 2, x, false);
 
   for (size_t si = 0; si <= last; ++si) {
     const StageConfig &s = cfg.stages[si];
@@ -254,10 +280,10 @@ void build_pola_pp(BuildContext &ctx) {
     const std::string layer = "layers." + std::to_string(si);
     if (si > 0) {
       const StageGeometry &prev = geo.stages[si - 1];
-      const TensorRef down = new_tensor(ctx, "layers." + std::to_string(si - 1) + ".downsample", B * g.tokens, s.dim);
-      add_conv3(ctx, "layers." + std::to_string(si - 1) + ".downsample",
-                "layers." + std::to_string(si - 1) + ".downsample.reduction", x, prev.channels, prev.res_h,
-                prev.res_w, 2, down, false);
+      const std::string name = "layers." + std::to_string(si - 1) + ".downsample";
+      const TensorRef down = new_tensor(ctx, name, B * g.tokens, s.dim);
+      add_conv3(ctx, name, name + ".reduction", gemm_source(ctx, name, x, embed), prev.res_h, prev.res_w, 2, down,
+                false);
       x = down;
     }
     // The stage's RoPE table, shared by its blocks: width 2d for the linear

@@ -7,16 +7,18 @@ namespace pola::ops {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, PackedWeightCache &cache) {
+Conv2d::Conv2d(const Conv2dShape &s, const void *weight, bool weight_stored_bf16, const float *bias,
+               PackedWeightCache &cache) {
   const int64_t out_h = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
   const int64_t out_w = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
   auto &eng = cpu_engine();
-  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, dt::f32, tag::nhwc);
+  const dt compute = s.precision == Precision::bf16 ? dt::bf16 : dt::f32;
+  dnnl::memory::desc src_md({s.batch, s.in_ch, s.in_h, s.in_w}, compute, tag::nhwc);
   dnnl::memory::desc dst_md({s.batch, s.out_ch, out_h, out_w}, dt::f32, tag::nhwc);
   // Grouped layout (goihw) for any group count; (out, in/groups, k, k) is its row-major order.
   const dnnl::memory::dims wdims{s.groups, s.out_ch / s.groups, s.in_ch / s.groups, s.kernel, s.kernel};
-  const dnnl::memory::desc user_w(wdims, dt::f32, tag::goihw);
-  const dnnl::memory::desc any_w(wdims, dt::f32, tag::any);
+  const dnnl::memory::desc user_w(wdims, weight_stored_bf16 ? dt::bf16 : dt::f32, tag::goihw);
+  const dnnl::memory::desc any_w(wdims, compute, tag::any);
   const dnnl::memory::desc bias_md({s.out_ch}, dt::f32, tag::x);
   const dnnl::memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
   dnnl::post_ops po;
@@ -34,11 +36,11 @@ Conv2d::Conv2d(const Conv2dShape &s, const float *weight, const float *bias, Pac
   args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_BIAS, bias_}, {DNNL_ARG_DST, dst_}};
 }
 
-void Conv2d::run(dnnl::stream &stream, const float *src, float *dst) {
+void Conv2d::run(dnnl::stream &stream, const void *src, float *dst) {
   // The memory objects in args_ share their handles with src_ and dst_, so
   // pointing these at this call's buffers updates the prebuilt argument map:
   // a call allocates nothing.
-  src_.set_data_handle(const_cast<float *>(src));
+  src_.set_data_handle(const_cast<void *>(src));
   dst_.set_data_handle(dst);
   prim_.execute(stream, args_);
 }
