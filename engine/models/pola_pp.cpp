@@ -146,6 +146,28 @@ const float *sigmoid_of(BuildContext &ctx, const std::string &name, int64_t head
   });
 }
 
+// A node function running an attention kernel once per image of the batch:
+// q, k, v (inputs 0-2) and out (output 0) at that image's `tokens` rows.
+template <class Args, class Kernel>
+NodeFn per_image(const Args &shape, Kernel kernel, int64_t images, int64_t tokens, const Plan &plan) {
+  return [shape, kernel, images, tokens, &plan](const NodeArgs &io) {
+    for (int64_t b = 0; b < images; ++b) {
+      Args a = shape;
+      const int64_t row = b * tokens;
+      a.q = io.in(0).f32() + row * io.in(0).ld();
+      a.ld_q = io.in(0).ld();
+      a.k = io.in(1).f32() + row * io.in(1).ld();
+      a.ld_k = io.in(1).ld();
+      a.v = io.in(2).f32() + row * io.in(2).ld();
+      a.ld_v = io.in(2).ld();
+      a.out = io.out(0).f32() + row * io.out(0).ld();
+      a.ld_out = io.out(0).ld();
+      a.threads = plan.threads;
+      kernel(a);
+    }
+  };
+}
+
 // The attention core of a block: out = attention(q, k, v) per image, from the
 // [Q | K | V | G] rows y, linear (polarity, exp map) or softmax.
 void add_attention_core(BuildContext &ctx, const std::string &pre, const StageConfig &s, const StageGeometry &g,
@@ -168,21 +190,7 @@ void add_attention_core(BuildContext &ctx, const std::string &pre, const StageCo
     // the node records what runs.
     const auto core = kernels::resolve<Op::polarity_attention>(dtype_of(ctx.precisions.attention), shape);
     if (!core) throw std::logic_error("no polarity-attention kernel for " + pre);
-    add_node(ctx, pre + ".core", qkv, {out}, [shape, core, N, B, &plan](const NodeArgs &io) {
-      for (int64_t b = 0; b < B; ++b) {
-        kernels::PolarityAttnArgs a = shape;
-        a.q = io.in(0).f32() + b * N * io.in(0).ld();
-        a.ld_q = io.in(0).ld();
-        a.k = io.in(1).f32() + b * N * io.in(1).ld();
-        a.ld_k = io.in(1).ld();
-        a.v = io.in(2).f32() + b * N * io.in(2).ld();
-        a.ld_v = io.in(2).ld();
-        a.out = io.out(0).f32() + b * N * io.out(0).ld();
-        a.ld_out = io.out(0).ld();
-        a.threads = plan.threads;
-        core.fn(a);
-      }
-    }, precision_of(core.dtype));
+    add_node(ctx, pre + ".core", qkv, {out}, per_image(shape, core.fn, B, N, plan), precision_of(core.dtype));
     return;
   }
   kernels::GlobalAttnArgs shape;
@@ -193,21 +201,7 @@ void add_attention_core(BuildContext &ctx, const std::string &pre, const StageCo
   shape.rope = rope;
   const auto core = kernels::resolve<Op::softmax_attention, DType::f32>(shape);
   if (!core) throw std::logic_error("no softmax-attention kernel for " + pre);
-  add_node(ctx, pre + ".core", qkv, {out}, [shape, core, N, B, &plan](const NodeArgs &io) {
-    for (int64_t b = 0; b < B; ++b) {
-      kernels::GlobalAttnArgs a = shape;
-      a.q = io.in(0).f32() + b * N * io.in(0).ld();
-      a.ld_q = io.in(0).ld();
-      a.k = io.in(1).f32() + b * N * io.in(1).ld();
-      a.ld_k = io.in(1).ld();
-      a.v = io.in(2).f32() + b * N * io.in(2).ld();
-      a.ld_v = io.in(2).ld();
-      a.out = io.out(0).f32() + b * N * io.out(0).ld();
-      a.ld_out = io.out(0).ld();
-      a.threads = plan.threads;
-      core.fn(a);
-    }
-  });
+  add_node(ctx, pre + ".core", qkv, {out}, per_image(shape, core.fn, B, N, plan));
 }
 
 // One block (SPEC-polaformerpp 2.4): x = x + pos(x); x += g1 * Attn(LN1(x));
