@@ -82,41 +82,19 @@ void build_query_state(const Layout<A> &lay, const float *kv, float inv_n, float
 
 template <class A, class Phi> void polarity_attention(const PolarityAttnArgs &a, const Phi &phi) {
   const Layout<A> lay(a.head_dim);
-  const int threads = std::max(1, a.threads);
-
-  // Key side: chunk partials, thread-independent (KeySplit).
-  const KeySplit split(a.n_k, a.heads, threads);
-  const int64_t chunks = split.chunks, tasks = split.tasks;
-  const int64_t per_chunk = int64_t(a.heads) * lay.state;
-  ScratchBuffer states(chunks * per_chunk);
-#pragma omp parallel for num_threads(threads) if (threads > 1 && tasks > 1) schedule(dynamic, 1)
-  for (int64_t task = 0; task < tasks; ++task)
-    key_chunk<A>(a, phi, lay, split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task),
-                 split.h1(a.heads, task), states.data + split.chunk(task) * per_chunk);
-
-  // Fold chunk partials in chunk order, then build each head's query state.
-  ScratchBuffer m(int64_t(a.heads) * lay.qstate);
-  const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
-  fold_chunk_states<A>(states.data, chunks, per_chunk, a.heads, lay.state, threads, [&](int h, const float *kv) {
-    build_query_state<A>(lay, kv, inv_n, m.data + h * lay.qstate);
-  });
-
-  // Query side: independent token blocks.
-  const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
   // A large output bypasses the caches: it is written once and read by no one
   // soon, and a normal store would first read every line from DRAM.
   const bool stream_out = a.head_dim % kLanes<A> == 0 && a.ld_out % kLanes<A> == 0 &&
                           reinterpret_cast<uintptr_t>(a.out) % (kLanes<A> * sizeof(float)) == 0 &&
                           double(a.n_q) * double(a.ld_out) * sizeof(float) >= kPolaStreamOutBytes;
-#pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
-  {
-    QueryScratch<A> scratch(lay, a.heads);
-#pragma omp for schedule(dynamic, 4) nowait
-    for (int64_t b = 0; b < blocks; ++b)
-      query_block<A>(a, phi, lay, m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), stream_out,
-                     scratch);
-    if (stream_out) store_fence(); // before the region's closing barrier publishes out
-  }
+  run_polarity_core<A, QueryScratch<A>>(
+      a, lay,
+      [&](int64_t t0, int64_t t1, int h0, int h1, float *partial) { key_chunk<A>(a, phi, lay, t0, t1, h0, h1, partial); },
+      [&](int, const float *kv, float inv_n, float *m) { build_query_state<A>(lay, kv, inv_n, m); },
+      [&](const float *m, int64_t t0, int64_t t1, QueryScratch<A> &scratch) {
+        query_block<A>(a, phi, lay, m, t0, t1, stream_out, scratch);
+      },
+      stream_out);
 }
 
 } // namespace pola_detail

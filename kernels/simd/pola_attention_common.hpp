@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/attention_args.h"
 #include "kernels/bit_transpose.h"
+#include "kernels/scratch.h"
 #include "kernels/simd/common.hpp"
 
 namespace pola::kernels::simd::pola_detail {
@@ -162,6 +164,47 @@ void fold_chunk_states(float *states, int64_t chunks, int64_t per_chunk, int hea
         (Vec<A>::load_aligned(acc + i) + Vec<A>::load_aligned(part + i)).store_aligned(acc + i);
     }
     finish(h, acc);
+  }
+}
+
+// The plan every fp32 polarity core follows, whatever its passes:
+//   key side:   chunk partials of the key state, cut by KeySplit (the chunks
+//               depend only on n_k, never on the thread count), each written by
+//               key_chunk(t0, t1, h0, h1, partial);
+//   state:      the partials folded in chunk order, each head's sum turned into
+//               its query state by build_state(head, kv, 1 / n_k, m_head);
+//   query side: independent blocks of kQueryBlock tokens,
+//               query_block(m, t0, t1, scratch), with a per-thread Scratch(lay, heads).
+// So the output is bit-identical for any thread count. fence: the query
+// blocks wrote with non-temporal stores, to be fenced before the region's
+// closing barrier publishes them.
+template <class A, class Scratch, class Lay, class KeyChunk, class BuildState, class QueryBlock>
+void run_polarity_core(const PolarityAttnArgs &a, const Lay &lay, KeyChunk &&key_chunk, BuildState &&build_state,
+                       QueryBlock &&query_block, bool fence) {
+  const int threads = std::max(1, a.threads);
+  const KeySplit split(a.n_k, a.heads, threads);
+  const int64_t chunks = split.chunks, tasks = split.tasks;
+  const int64_t per_chunk = int64_t(a.heads) * lay.state;
+  ScratchBuffer states(chunks * per_chunk);
+#pragma omp parallel for num_threads(threads) if (threads > 1 && tasks > 1) schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task)
+    key_chunk(split.t0(a.n_k, task), split.t1(a.n_k, task), split.h0(a.heads, task), split.h1(a.heads, task),
+              states.data + split.chunk(task) * per_chunk);
+
+  ScratchBuffer m(int64_t(a.heads) * lay.qstate);
+  const float inv_n = a.n_k > 0 ? 1.0f / float(a.n_k) : 0.0f;
+  fold_chunk_states<A>(states.data, chunks, per_chunk, a.heads, lay.state, threads, [&](int h, const float *kv) {
+    build_state(h, kv, inv_n, m.data + h * lay.qstate);
+  });
+
+  const int64_t blocks = (a.n_q + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel num_threads(threads) if (threads > 1 && blocks > 1)
+  {
+    Scratch scratch(lay, a.heads);
+#pragma omp for schedule(dynamic, 4) nowait
+    for (int64_t b = 0; b < blocks; ++b)
+      query_block(m.data, b * kQueryBlock, std::min(a.n_q, (b + 1) * kQueryBlock), scratch);
+    if (fence) store_fence();
   }
 }
 
