@@ -34,18 +34,29 @@ constexpr int kMaxVecs = 4;       // vectors per register tile (per query)
 // 32 registers; with AVX2's 16, two.
 template <class A> constexpr int kScoreQueries = kRegisters<A> == 32 ? 4 : 2;
 template <class A> constexpr int kAccumulators = kRegisters<A> / 2;
-template <class A> constexpr int kBlockQueries = kRegisters<A> == 32 ? 8 : 4;
+// Queries per block, i.e. per pass over a key block: each K^T and V block
+// fetched (from L2 when both do not fit L1) feeds this many rows.
+template <class A> constexpr int kBlockQueries = kRegisters<A> == 32 ? 16 : 8;
 
-// y = rotate(x at token t) * s over d channels (no rotation without a table).
+// y = rotate(x at token t) * s over d channels (no rotation without a
+// table), whole vectors into y (zero past d), pairs never split since the
+// vectors start at even channels.
 template <class A> inline void rotate_row(const float *x, int d, const RopeTable &rope, int64_t t, float s, float *y) {
+  constexpr int L = kLanes<A>;
+  const Vec<A> sv(s);
   if (!rope) {
-    for (int c = 0; c < d; ++c) y[c] = x[c] * s;
+    for (int c = 0; c < d; c += L) (load_first<A>(x + c, d - c < L ? d - c : L) * sv).store_aligned(y + c);
     return;
   }
   const float *cs = rope.cos + t * rope.width, *sn = rope.sin + t * rope.width;
-  for (int c = 0; c < d; c += 2) {
-    y[c] = (x[c] * cs[c] - x[c + 1] * sn[c]) * s;
-    y[c + 1] = (x[c + 1] * cs[c] + x[c] * sn[c]) * s;
+  for (int c = 0; c < d; c += L) {
+    const int m = d - c < L ? d - c : L;
+    const Vec<A> v = load_first<A>(x + c, m), co = load_first<A>(cs + c, m), si = load_first<A>(sn + c, m);
+    // fmaddsub: even lanes v cos - w, odd lanes v cos + w, w = (v with its pairs swapped) sin.
+    if constexpr (kLanes<A> == 16)
+      (Vec<A>(_mm512_fmaddsub_ps(v, co, Vec<A>(_mm512_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
+    else
+      (Vec<A>(_mm256_fmaddsub_ps(v, co, Vec<A>(_mm256_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
   }
 }
 
