@@ -118,23 +118,6 @@ template <class A, bool Full> inline Vec<A> load_c(const float *p, int n) {
   else return load_first<A>(p, n);
 }
 
-// Writes the X outputs of one tile: acc (+ src) (+ old dst), as fp32 to dst
-// or, with dst_bf16, rounded to bf16.
-template <class A, int X, bool Full>
-inline void walk_finish(const DepthwiseConvArgs &a, int64_t pixel, int64_t c, int n, Vec<A> *acc) {
-  for (int i = 0; i < X; ++i) {
-    if (a.add_src) acc[i] += load_c<A, Full>(a.src + (pixel + i) * a.ld_src + c, n);
-    if (a.dst_bf16) {
-      store_bf16<A>(a.dst_bf16 + (pixel + i) * a.ld_dst + c, acc[i], n);
-      continue;
-    }
-    float *d = a.dst + (pixel + i) * a.ld_dst + c;
-    if (a.accumulate) acc[i] += load_c<A, Full>(d, n);
-    if constexpr (Full) acc[i].store_unaligned(d);
-    else store_first<A>(d, acc[i], n);
-  }
-}
-
 // X outputs from x0 of row y, channels [c, c + n): rows[dy] points at source
 // pixel (y + dy - K/2, x0 - K/2) or is null outside the image; Edge: some of
 // the tile's source columns fall outside [0, W) and read as zeros. The taps of
@@ -152,7 +135,7 @@ inline void walk_tile(const DepthwiseConvArgs &a, const Plan &p, const float *co
 #pragma GCC unroll 8
   for (int dy = 0; dy < K; ++dy) {
     if (!rows[dy]) continue;
-    const float *row = rows[dy] + x0 * ld;
+    const float *row = rows[dy] + x0 * ld; // source column s of the tile, advanced by ld per column
     R w[K];
 #pragma GCC unroll 8
     for (int dx = 0; dx < K; ++dx)
@@ -163,15 +146,31 @@ inline void walk_tile(const DepthwiseConvArgs &a, const Plan &p, const float *co
       // Outside the row a zero vector: the FMAs then add exact zeros, and
       // the code stays straight-line (a skip left the accumulators on the stack).
       Vec<A> v(0.0f);
-      if (!Edge || (x0 - pad + s >= 0 && x0 - pad + s < a.width)) v = load_c<A, Full>(row + int64_t(s) * ld, n);
+      if (!Edge || (x0 - pad + s >= 0 && x0 - pad + s < a.width)) v = load_c<A, Full>(row, n);
+      row += ld;
 #pragma GCC unroll 8
       for (int dx = 0; dx < K; ++dx)
         if (s - dx >= 0 && s - dx < X) acc[s - dx] = xsimd::fma(v, Vec<A>(w[dx]), Vec<A>(acc[s - dx]));
     }
   }
-  Vec<A> out[X];
-  for (int i = 0; i < X; ++i) out[i] = acc[i];
-  walk_finish<A, X, Full>(a, pixel + x0, c, n, out);
+  // The outputs: acc (+ src) (+ old dst) as fp32 to dst or, with dst_bf16,
+  // rounded to bf16 (here rather than in a function taking the array, which
+  // put the accumulators through memory).
+  const int64_t first = pixel + x0;
+  const float *src = a.src + first * a.ld_src + c;
+#pragma GCC unroll 16
+  for (int i = 0; i < X; ++i) {
+    Vec<A> o = acc[i];
+    if (a.add_src) o += load_c<A, Full>(src + i * a.ld_src, n);
+    if (a.dst_bf16) {
+      store_bf16<A>(a.dst_bf16 + (first + i) * a.ld_dst + c, o, n);
+      continue;
+    }
+    float *d = a.dst + (first + i) * a.ld_dst + c;
+    if (a.accumulate) o += load_c<A, Full>(d, n);
+    if constexpr (Full) o.store_unaligned(d);
+    else store_first<A>(d, o, n);
+  }
 }
 
 // Row y of image b for one channel vector [c, c + n), in tiles of X pixels.
