@@ -121,13 +121,16 @@ struct GlobalAttnArgs {
 // `batch` images of height x width:
 //   dst = conv(src) + bias  (+ src where add_src)  (+ dst where accumulate)
 // weight: (channels, k*k) (PyTorch's (C, 1, k, k)), bias: (channels) or null.
-// src and dst must not overlap.
+// src and dst must not overlap. With dst_bf16 set the output goes there
+// instead, each value rounded to bf16 (nearest even, as to_bf16), with row
+// stride ld_dst, and dst is not read or written; it excludes accumulate.
 struct DepthwiseConvArgs {
   int64_t batch = 1, height = 0, width = 0, channels = 0;
   int kernel = 3;
   const float *src = nullptr; int64_t ld_src = 0;
   const float *weight = nullptr, *bias = nullptr;
   float *dst = nullptr; int64_t ld_dst = 0;
+  uint16_t *dst_bf16 = nullptr; // the output as bf16 (for a bf16 GEMM that reads it), instead of dst
   bool add_src = false;    // a residual around the conv (the conditional position conv, the FFN's inner conv)
   bool accumulate = false; // add into what dst holds (LePE onto the attention output)
   int threads = 1;

@@ -9,6 +9,8 @@
 // output rows, rescaled when the max grows. The scratch is the rotated k
 // and the copied v of every head (the size of the inputs, built once rather
 // than once per query block) plus a few block rows per thread.
+// When the heads split evenly enough over the threads, each thread runs both
+// phases for its own heads with no barrier between them (see by_head).
 // Work items never share outputs
 // and none depends on the thread count, so results are bit-identical for any
 // `threads`.
@@ -32,18 +34,29 @@ constexpr int kMaxVecs = 4;       // vectors per register tile (per query)
 // 32 registers; with AVX2's 16, two.
 template <class A> constexpr int kScoreQueries = kRegisters<A> == 32 ? 4 : 2;
 template <class A> constexpr int kAccumulators = kRegisters<A> / 2;
-template <class A> constexpr int kBlockQueries = kRegisters<A> == 32 ? 8 : 4;
+// Queries per block, i.e. per pass over a key block: each K^T and V block
+// fetched (from L2 when both do not fit L1) feeds this many rows.
+template <class A> constexpr int kBlockQueries = kRegisters<A> == 32 ? 16 : 8;
 
-// y = rotate(x at token t) * s over d channels (no rotation without a table).
+// y = rotate(x at token t) * s over d channels (no rotation without a
+// table), whole vectors into y (zero past d), pairs never split since the
+// vectors start at even channels.
 template <class A> inline void rotate_row(const float *x, int d, const RopeTable &rope, int64_t t, float s, float *y) {
+  constexpr int L = kLanes<A>;
+  const Vec<A> sv(s);
   if (!rope) {
-    for (int c = 0; c < d; ++c) y[c] = x[c] * s;
+    for (int c = 0; c < d; c += L) (load_first<A>(x + c, d - c < L ? d - c : L) * sv).store_aligned(y + c);
     return;
   }
   const float *cs = rope.cos + t * rope.width, *sn = rope.sin + t * rope.width;
-  for (int c = 0; c < d; c += 2) {
-    y[c] = (x[c] * cs[c] - x[c + 1] * sn[c]) * s;
-    y[c + 1] = (x[c + 1] * cs[c] + x[c] * sn[c]) * s;
+  for (int c = 0; c < d; c += L) {
+    const int m = d - c < L ? d - c : L;
+    const Vec<A> v = load_first<A>(x + c, m), co = load_first<A>(cs + c, m), si = load_first<A>(sn + c, m);
+    // fmaddsub: even lanes v cos - w, odd lanes v cos + w, w = (v with its pairs swapped) sin.
+    if constexpr (kLanes<A> == 16)
+      (Vec<A>(_mm512_fmaddsub_ps(v, co, Vec<A>(_mm512_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
+    else
+      (Vec<A>(_mm256_fmaddsub_ps(v, co, Vec<A>(_mm256_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
   }
 }
 
@@ -100,7 +113,7 @@ inline float online_row(float *s, int valid, float &m, float &l, const Vec<A> &l
   const Vec<A> vm(m_new);
   Vec<A> sum(0.0f);
   for (int j = 0; j < valid; j += L) {
-    Vec<A> e = xsimd::exp(Vec<A>::load_aligned(s + j) - vm);
+    Vec<A> e = exp_fp32<A>(Vec<A>::load_aligned(s + j) - vm);
     if (valid - j < L) e = xsimd::select(lanes < Vec<A>(float(valid - j)), e, Vec<A>(0.0f));
     e.store_aligned(s + j);
     sum += e;
@@ -173,6 +186,13 @@ template <class A> void softmax_attention(const GlobalAttnArgs &a) {
   // Shared, written in phase 1 and read in phase 2; pads stay zero.
   ScratchBuffer kt_all(size_t(a.heads) * key_blocks * d * kb), v_all(size_t(a.heads) * n_pad * dp);
   const int threads = a.threads > 1 ? a.threads : 1;
+// With at least as many heads as threads in whole rounds, each thread
+  // takes whole heads, keys then queries, and no thread waits for another
+  // between the two (a barrier costs much when the threads share a loaded
+  // machine); otherwise all threads build every head's keys, then split the
+  // query blocks. Either way each output is computed by the same operations
+  // in the same order.
+  const bool by_head = threads == 1 || (a.heads >= threads && (a.heads % threads == 0 || a.heads >= 3 * threads));
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     ScratchBuffer qs(QB * dp), s(QB * kb), o(QB * dp), krow(dp);
@@ -180,8 +200,8 @@ template <class A> void softmax_attention(const GlobalAttnArgs &a) {
     for (int i = 0; i < L; ++i) lane_index[i] = float(i);
     const Vec<A> lanes = Vec<A>::load_aligned(lane_index);
 
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < a.heads * key_blocks; ++item) {
+    // Key block `item` of the flattened (head, key block) range: k rotated and transposed, v copied.
+    const auto build_keys = [&](int64_t item) {
       const int64_t h = item / key_blocks, j0 = (item % key_blocks) * kb;
       const int valid = int(n - j0 < kb ? n - j0 : kb);
       float *kt = kt_all.data + item * d * kb, *vb = v_all.data + (h * n_pad + j0) * dp;
@@ -191,11 +211,9 @@ template <class A> void softmax_attention(const GlobalAttnArgs &a) {
         const float *vr = a.v + (j0 + j) * a.ld_v + h * d;
         for (int c = 0; c < d; ++c) vb[j * dp + c] = vr[c];
       }
-    }
-    // (the implicit barrier: every tile is ready)
-
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < a.heads * query_blocks; ++item) {
+    };
+    // Query block `item` of the flattened (head, query block) range.
+    const auto attend = [&](int64_t item) {
       const int64_t h = item / query_blocks, i0 = (item % query_blocks) * QB;
       const int nb = int(n - i0 < QB ? n - i0 : QB);
       float m[QB], l[QB], corr[QB];
@@ -222,6 +240,20 @@ template <class A> void softmax_attention(const GlobalAttnArgs &a) {
         for (int c = 0; c < d; c += L)
           store_first<A>(out + c, Vec<A>::load_aligned(o.data + r * dp + c) * inv, d - c < L ? d - c : L);
       }
+    };
+
+    if (by_head) {
+#pragma omp for schedule(static) nowait
+      for (int64_t h = 0; h < a.heads; ++h) {
+        for (int64_t blk = 0; blk < key_blocks; ++blk) build_keys(h * key_blocks + blk);
+        for (int64_t qb = 0; qb < query_blocks; ++qb) attend(h * query_blocks + qb);
+      }
+    } else {
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < a.heads * key_blocks; ++item) build_keys(item);
+      // (the implicit barrier: every tile is ready)
+#pragma omp for schedule(static) nowait
+      for (int64_t item = 0; item < a.heads * query_blocks; ++item) attend(item);
     }
   }
 }

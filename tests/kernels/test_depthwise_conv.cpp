@@ -14,6 +14,7 @@
 
 #include "helpers.h"
 #include "kernels/registry.h"
+#include "kernels/simd/to_bf16_rne.hpp"
 
 using namespace pola::kernels;
 using pola::DType;
@@ -89,7 +90,11 @@ TEST_CASE("depthwise_conv matches the double convolution and the scalar referenc
       {1, 56, 56, 32, 3, 0}, {1, 14, 14, 64, 5, 0}, {2, 7, 9, 19, 5, 0},   {1, 1, 1, 16, 3, 0},
       {1, 1, 1, 21, 5, 0},   {1, 2, 3, 17, 5, 0},   {3, 2, 3, 40, 3, 0},   {1, 6, 10, 24, 7, 0},
       {2, 5, 4, 2240, 3, 0}, {1, 9, 8, 48, 5, 96},  {2, 4, 11, 33, 3, 70}, {1, 3, 13, 8, 1, 0},
-      {1, 5, 30, 24, 7, 0},  {1, 12, 13, 20, 9, 0}, {2, 3, 4, 16, 9, 0}};
+      {1, 5, 30, 24, 7, 0},  {1, 12, 13, 20, 9, 0}, {2, 3, 4, 16, 9, 0},
+      // Row walks of 8 (AVX-512) and 4 (AVX2) pixel tiles: a whole interior
+      // tile then a one-pixel tail, two whole tiles that both touch a border,
+      // a tail-only row wider than the kernel, a channel tail.
+      {1, 3, 17, 35, 3, 0},  {1, 4, 16, 32, 3, 0},  {1, 4, 26, 16, 5, 20},  {1, 2, 7, 48, 7, 0}};
   uint64_t seed = pola::test::base_seed() + 1200;
   for (const Shape &s : shapes) {
     const ConvProblem p(s.batch, s.h, s.w, s.c, s.k, s.slice_extra, ++seed);
@@ -127,6 +132,58 @@ TEST_CASE("depthwise_conv matches the double convolution and the scalar referenc
         CHECK(touched == 0);
       }
     }
+  }
+}
+
+// dst_bf16: each value is bf16_rne of what the fp32 output holds (the same
+// sum, rounded once more), in rows of stride ld_dst; the columns past the
+// channels and dst stay untouched; 1 and 2 threads agree bit for bit.
+TEST_CASE("depthwise_conv writes bf16 rows with dst_bf16 on every ISA") {
+  struct Shape { int64_t batch, h, w, c; int k; int64_t slice_extra; };
+  const Shape shapes[] = {{1, 9, 19, 48, 3, 0}, {2, 5, 6, 21, 5, 30}, {1, 4, 11, 16, 7, 0}, {1, 3, 5, 24, 9, 0}};
+  uint64_t seed = pola::test::base_seed() + 1250;
+  for (const Shape &s : shapes) {
+    const ConvProblem p(s.batch, s.h, s.w, s.c, s.k, s.slice_extra, ++seed);
+    const int64_t ld = s.c + 5, rows = s.batch * s.h * s.w;
+    for (int add_src = 0; add_src < 2; ++add_src)
+      for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
+        CAPTURE(seed);
+        INFO("isa=" << std::string(isa_name(t->isa)) << " h=" << s.h << " w=" << s.w << " c=" << s.c
+                    << " k=" << s.k << " add_src=" << add_src);
+        const Strided want = run(p, t->depthwise_conv, true, add_src, false, 1);
+        for (int threads : {1, 2}) {
+          std::vector<uint16_t> got(size_t(rows * ld), 0xabcd);
+          float sentinel = kUntouched;
+          DepthwiseConvArgs a;
+          a.batch = p.batch; a.height = p.height; a.width = p.width; a.channels = p.channels; a.kernel = p.k;
+          a.src = p.src.data.data() + p.offset; a.ld_src = p.src.ld;
+          a.weight = p.weight.data(); a.bias = p.bias.data();
+          a.dst = &sentinel; a.ld_dst = ld; a.dst_bf16 = got.data();
+          a.add_src = add_src; a.threads = threads;
+          t->depthwise_conv(a);
+          int64_t bad = 0, touched = 0;
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < s.c; ++c) bad += got[size_t(r * ld + c)] != pola::kernels::bf16_rne(want.at(r, c));
+            for (int64_t c = s.c; c < ld; ++c) touched += got[size_t(r * ld + c)] != 0xabcd;
+          }
+          INFO("threads=" << threads);
+          CHECK(bad == 0);
+          CHECK(touched == 0);
+          CHECK(sentinel == kUntouched);
+        }
+      }
+  }
+}
+
+TEST_CASE("depthwise_conv refuses dst_bf16 with accumulate on every ISA") {
+  float x[4] = {}, w[9] = {}, y[4] = {};
+  uint16_t yb[4] = {};
+  DepthwiseConvArgs a;
+  a.height = 2; a.width = 2; a.channels = 1; a.kernel = 3;
+  a.src = x; a.ld_src = 1; a.weight = w; a.dst = y; a.ld_dst = 1; a.dst_bf16 = yb; a.accumulate = true;
+  for (const pola::test::IsaKernels *t : pola::test::available_tables()) {
+    INFO("isa=" << std::string(isa_name(t->isa)));
+    CHECK_THROWS_AS(t->depthwise_conv(a), std::invalid_argument);
   }
 }
 
