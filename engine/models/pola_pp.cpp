@@ -106,7 +106,8 @@ TensorRef add_stem_conv(BuildContext &ctx, const std::string &name, const Tensor
 }
 
 // Node `name`: dst = depthwise k x k conv of `prefix` over src (+ src with
-// add_src, + dst with accumulate) on the stage grid.
+// add_src, + dst with accumulate) on the stage grid; a bf16 dst gets the
+// result rounded to bf16.
 void add_depthwise(BuildContext &ctx, const std::string &name, const std::string &prefix, int kernel,
                    const StageGeometry &g, const TensorRef &src, const TensorRef &dst, bool add_src,
                    bool accumulate) {
@@ -125,15 +126,21 @@ void add_depthwise(BuildContext &ctx, const std::string &name, const std::string
   Plan &plan = ctx.plan;
   std::vector<TensorRef> inputs{src};
   if (accumulate) inputs.push_back(dst);
-  add_node(ctx, name, std::move(inputs), {dst}, [shape, conv, &plan](const NodeArgs &io) {
+  // A bf16 dst holds the fp32 result rounded for the bf16 GEMM that reads it
+  // (as LayerNorm keyed bf16): the node is recorded as bf16.
+  const bool to_bf16 = dst.dtype() == DType::bf16;
+  add_node(ctx, name, std::move(inputs), {dst}, [shape, conv, to_bf16, &plan](const NodeArgs &io) {
     kernels::DepthwiseConvArgs a = shape;
     a.src = io.in(0).f32();
     a.ld_src = io.in(0).ld();
-    a.dst = io.out(0).f32();
+    if (to_bf16)
+      a.dst_bf16 = io.out(0).bf16();
+    else
+      a.dst = io.out(0).f32();
     a.ld_dst = io.out(0).ld();
     a.threads = plan.threads;
     conv(a);
-  });
+  }, to_bf16 ? Precision::bf16 : Precision::fp32);
 }
 
 // sigmoid(s) of a polarity block's s1 / s2, (heads * 2d), once at load.
@@ -233,7 +240,8 @@ TensorRef add_block(BuildContext &ctx, const std::string &pre, const StageConfig
   add_layernorm(ctx, pre + ".norm2", pre + ".norm2.norm", x, xn2, kNormEps);
   const TensorRef u = new_tensor(ctx, pre + ".ffn.fc1", M, F);
   add_linear(ctx, pre + ".ffn.fc1", pre + ".ffn.fc1", xn2, u, LinearEpilogue::then_gelu());
-  const TensorRef u2 = new_tensor(ctx, pre + ".ffn.dwconv", M, F);
+  // The FFN's inner conv writes fc2's source in fc2's dtype (no rounding pass).
+  const TensorRef u2 = new_tensor(ctx, pre + ".ffn.dwconv", M, F, gemm);
   add_depthwise(ctx, pre + ".ffn.dwconv", pre + ".ffn.dwconv", kConvKernel, g, u, u2, /*add_src=*/true, false);
   add_linear_scaled_into(ctx, pre, pre + ".ffn.fc2", pre + ".gamma_2", {1, C, 1, 1}, u2, x);
   return x;
