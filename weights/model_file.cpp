@@ -22,12 +22,23 @@
 #include "weights/checksum.h"
 #include "weights/dtype_convert.h"
 #include "weights/file_kind.h"
+#include "weights/int8_weights.h"
 #include "weights/safetensors_header.h"
 
 namespace pola::weights {
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
+
+// The dtypes a model file may hold, by their safetensors names.
+bool parse_stored_dtype(const std::string &name, StoredDtype *out) {
+  for (StoredDtype d : {StoredDtype::f32, StoredDtype::bf16, StoredDtype::i8})
+    if (name == stored_dtype_name(d)) {
+      *out = d;
+      return true;
+    }
+  return false;
+}
 
 // Element count of `shape`, refusing negative entries and int64 overflow.
 int64_t checked_numel(const std::string &path, const std::string &name, const std::vector<int64_t> &shape) {
@@ -128,13 +139,15 @@ ModelFile ModelFile::open(const std::string &path) {
   const std::map<std::string, std::string> checksums =
       mf.has_checksums_ ? tensor_checksums(path, mf.metadata_, h) : std::map<std::string, std::string>{};
   for (auto &e : h.entries) {
-    if (e.dtype != "F32" && e.dtype != "BF16")
+    StoredDtype dtype;
+    if (!parse_stored_dtype(e.dtype, &dtype))
       fail_in_file(path, "tensor '" + e.name + "' has dtype " + e.dtype +
-                     "; model files hold F32 or BF16 tensors only (convert the checkpoint with `pola convert`)");
-    const bool bf16 = e.dtype == "BF16";
-    // F32 data is used as float*: it must be 4-byte aligned (BF16: 2). Files
-    // written by write_model_file always are (the header is padded to 8, F32 tensors come first).
-    const uint64_t align = bf16 ? 2 : 4;
+                     "; model files hold F32, BF16 or I8 tensors only (convert the checkpoint with `pola convert`)");
+    const bool bf16 = dtype == StoredDtype::bf16;
+    // F32 data is used as float*: it must be 4-byte aligned (BF16: 2, I8: 1).
+    // Files written by write_model_file always are (the header is padded to
+    // 8; F32 tensors come first, then BF16, then I8).
+    const uint64_t align = stored_dtype_size(dtype);
     if ((h.data_start + e.begin) % align != 0)
       fail_in_file(path, "tensor '" + e.name + "' data is not " + std::to_string(align) +
                      "-byte aligned (header not padded to a multiple of 8?)");
@@ -146,19 +159,28 @@ ModelFile ModelFile::open(const std::string &path) {
       const auto *h16 = reinterpret_cast<const uint16_t *>(data);
       const NonFinite bad = find_nonfinite_bf16(h16, static_cast<size_t>(e.numel));
       if (bad.count) fail_in_file(path, "tensor '" + e.name + "' holds " + describe_nonfinite_bf16(bad, h16));
-    } else {
+    } else if (dtype == StoredDtype::f32) {
       const NonFinite bad = find_nonfinite(reinterpret_cast<const float *>(data), static_cast<size_t>(e.numel));
       if (bad.count) fail_in_file(path, "tensor '" + e.name + "' holds " + describe_nonfinite(bad, reinterpret_cast<const float *>(data)));
-    }
+    } // every int8 bit pattern is a valid value
     TensorView tv;
     tv.name = std::move(e.name);
     tv.shape = std::move(e.shape);
     tv.numel = e.numel;
-    tv.dtype = bf16 ? StoredDtype::bf16 : StoredDtype::f32;
+    tv.dtype = dtype;
     tv.bytes = data;
-    tv.data = bf16 ? nullptr : reinterpret_cast<const float *>(data);
+    tv.data = dtype == StoredDtype::f32 ? reinterpret_cast<const float *>(data) : nullptr;
     mf.index_[tv.name] = mf.tensors_.size();
     mf.tensors_.push_back(std::move(tv));
+  }
+  // Once every tensor is known: an int8 weight is unusable without its scales.
+  for (const auto &t : mf.tensors_) {
+    if (t.dtype != StoredDtype::i8) continue;
+    const TensorView *s = mf.find(int8_scale_name(t.name));
+    Int8Scale scale;
+    if (s) scale = {s->shape, s->dtype, s->data};
+    const std::string problem = int8_scale_problem(t.name, t.shape, s ? &scale : nullptr);
+    if (!problem.empty()) fail_in_file(path, problem);
   }
   return mf;
 }
@@ -201,11 +223,32 @@ const TensorView *ModelFile::find(const std::string &name) const {
   return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
-const char *stored_dtype_name(StoredDtype d) { return d == StoredDtype::bf16 ? "BF16" : "F32"; }
+const char *stored_dtype_name(StoredDtype d) {
+  switch (d) {
+    case StoredDtype::f32: return "F32";
+    case StoredDtype::bf16: return "BF16";
+    case StoredDtype::i8: return "I8";
+  }
+  return "?";
+}
+
+size_t stored_dtype_size(StoredDtype d) {
+  switch (d) {
+    case StoredDtype::f32: return 4;
+    case StoredDtype::bf16: return 2;
+    case StoredDtype::i8: return 1;
+  }
+  return 4;
+}
 
 std::vector<float> tensor_as_f32(const TensorView &t) {
   if (t.dtype == StoredDtype::f32) return std::vector<float>(t.data, t.data + t.numel);
   std::vector<float> out(static_cast<size_t>(t.numel));
+  if (t.dtype == StoredDtype::i8) {
+    const auto *q = static_cast<const int8_t *>(t.bytes);
+    for (int64_t i = 0; i < t.numel; ++i) out[i] = static_cast<float>(q[i]);
+    return out;
+  }
   const auto *h = static_cast<const uint16_t *>(t.bytes);
   for (int64_t i = 0; i < t.numel; ++i) out[i] = bf16_to_f32(h[i]);
   return out;
@@ -219,13 +262,14 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
   // Build and validate the header before creating any file. Tensors first:
   // their checksums go into the metadata, which goes first in the header.
   std::set<std::string> names;
-  // F32 tensors first, then BF16: every F32 offset stays a multiple of 4.
+  // F32 tensors first, then BF16, then I8: every F32 offset stays a multiple
+  // of 4 and every BF16 one a multiple of 2.
   std::vector<const TensorToWrite *> order;
-  for (const auto &t : tensors)
-    if (t.dtype == StoredDtype::f32) order.push_back(&t);
-  for (const auto &t : tensors)
-    if (t.dtype == StoredDtype::bf16) order.push_back(&t);
+  for (StoredDtype d : {StoredDtype::f32, StoredDtype::bf16, StoredDtype::i8})
+    for (const auto &t : tensors)
+      if (t.dtype == d) order.push_back(&t);
   std::vector<std::vector<uint16_t>> halves(order.size()); // BF16 data, rounded once
+  std::vector<const void *> stored_of;                      // the bytes written for each tensor
   std::vector<uint64_t> bytes_of;
   nlohmann::ordered_json entries = nlohmann::ordered_json::object();
   nlohmann::ordered_json checksums = nlohmann::ordered_json::object();
@@ -236,10 +280,13 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
     if (!names.insert(t.name).second) fail_in_file(path, "tensor '" + t.name + "' is given twice");
     int64_t numel = checked_numel(path, t.name, t.shape);
     if (numel > std::numeric_limits<int64_t>::max() / 8) fail_in_file(path, "tensor '" + t.name + "' is too large");
-    if (numel > 0 && t.data == nullptr) fail_in_file(path, "tensor '" + t.name + "' has no data");
+    const bool i8 = t.dtype == StoredDtype::i8;
+    if (!i8 && t.i8) fail_in_file(path, "tensor '" + t.name + "' has int8 data but is to be stored as " + stored_dtype_name(t.dtype));
+    if (numel > 0 && (i8 ? static_cast<const void *>(t.i8) : t.data) == nullptr)
+      fail_in_file(path, "tensor '" + t.name + "' has no data");
     const bool bf16 = t.dtype == StoredDtype::bf16;
-    uint64_t nbytes = static_cast<uint64_t>(numel) * (bf16 ? 2 : 4);
-    const void *stored = t.data;
+    uint64_t nbytes = static_cast<uint64_t>(numel) * stored_dtype_size(t.dtype);
+    const void *stored = i8 ? static_cast<const void *>(t.i8) : t.data;
     if (bf16) {
       halves[i].resize(static_cast<size_t>(numel));
       for (int64_t k = 0; k < numel; ++k) halves[i][k] = f32_to_bf16_rne(t.data[k]);
@@ -255,8 +302,21 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
     e["data_offsets"] = {offset, offset + nbytes};
     entries[t.name] = std::move(e);
     checksums[t.name] = checksum_hex(stored, nbytes);
+    stored_of.push_back(stored);
     bytes_of.push_back(nbytes);
     offset += nbytes;
+  }
+  // The reader refuses an I8 tensor without valid scales; refuse it here too,
+  // before a file exists.
+  std::map<std::string, const TensorToWrite *> by_name;
+  for (const TensorToWrite *t : order) by_name[t->name] = t;
+  for (const TensorToWrite *t : order) {
+    if (t->dtype != StoredDtype::i8) continue;
+    const auto s = by_name.find(int8_scale_name(t->name));
+    Int8Scale scale;
+    if (s != by_name.end()) scale = {s->second->shape, s->second->dtype, s->second->data};
+    const std::string problem = int8_scale_problem(t->name, t->shape, s != by_name.end() ? &scale : nullptr);
+    if (!problem.empty()) fail_in_file(path, problem);
   }
   nlohmann::ordered_json md = nlohmann::ordered_json::object();
   for (const auto &kv : metadata) md[kv.first] = kv.second;
@@ -278,8 +338,7 @@ void write_model_file(const std::string &path, const std::map<std::string, std::
     out.write(len_le, 8);
     out.write(text.data(), text.size());
     for (size_t i = 0; i < order.size(); ++i)
-      if (bytes_of[i] > 0) out.write(halves[i].empty() ? static_cast<const void *>(order[i]->data) : halves[i].data(),
-                                     bytes_of[i]);
+      if (bytes_of[i] > 0) out.write(stored_of[i], bytes_of[i]);
   });
 }
 

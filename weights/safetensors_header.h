@@ -1,5 +1,5 @@
 // Validation of a safetensors header (8-byte LE length + JSON table), shared by
-// the model file reader (F32 only) and the checkpoint converter (any dtype).
+// the model file reader (F32, BF16 and I8) and the checkpoint converter (any dtype).
 // Every entry is checked against the real file size before anyone reads data.
 #pragma once
 

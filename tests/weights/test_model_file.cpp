@@ -214,8 +214,8 @@ TEST_CASE("bad model files end in InputError") {
                    "rank");
   }
   SUBCASE("wrong dtype") {
-    expect_refused(st_file(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", "1234"), "F32 or BF16");
-    expect_refused(st_file(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", "12345678"), "F32 or BF16");
+    expect_refused(st_file(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", "1234"), "F32, BF16 or I8");
+    expect_refused(st_file(R"({"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", "12345678"), "F32, BF16 or I8");
     expect_refused(st_file(R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,4]}})", "1234"), "unknown dtype");
     expect_refused(st_file(R"({"a":{"dtype":7,"shape":[1],"data_offsets":[0,4]}})", "1234"), "dtype");
   }
