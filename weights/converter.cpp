@@ -40,6 +40,16 @@ bool is_model_file(const Checkpoint &ck) {
   return it != ck.metadata().end() && it->second == kFormatName;
 }
 
+// Converting reads every tensor as float and writes float: an int8 file's
+// weights would be copied rounded to int8 steps and their scales refused as
+// unexpected tensors. Quantizing is the last step (FORMAT.md).
+void refuse_int8_model_file(const Checkpoint &ck, const std::string &path) {
+  for (const auto &t : ck.tensors())
+    if (t.dtype == stored_dtype_name(StoredDtype::i8))
+      throw InputError(path + ": an int8 (quantized) model file (tensor '" + t.name +
+                       "' is I8); convert the float model, then quantize it with `pola quantize`");
+}
+
 // The model file's own config, class names and preprocessing. Its config is
 // used as stored rather than re-detected: some fields (alpha, unclipped
 // windows) cannot be recovered from tensor shapes.
@@ -92,6 +102,7 @@ ConvertReport convert_checkpoint(const std::string &input, const std::string &ou
     shapes[ct.name] = ct.shape;
   }
   const bool model_file_input = is_model_file(*ck);
+  if (model_file_input) refuse_int8_model_file(*ck, input);
   if (model_file_input) {
     read_model_file_metadata(input, rep);
     rep.container = "model file";

@@ -2,10 +2,12 @@
 
 #include <cstdio>
 #include <mutex>
+#include <set>
 
 #include "model/config_json.h"
 #include "model/preprocess_defaults.h"
 #include "weights/error.h"
+#include "weights/int8_weights.h"
 #include "weights/tensor_check.h"
 
 namespace pola::weights {
@@ -91,9 +93,25 @@ nlohmann::json read_preprocess(const ModelFile &f) {
 }
 
 void check_model_tensors(const ModelFile &f, const ModelConfig &c) {
+  // The tensors of an int8 file that the config does not list: each I8
+  // tensor's `_scale` (open() has checked it) and each weight's
+  // `.input_scale`, which must be one number.
+  std::set<std::string> companions;
+  std::vector<std::string> bad_input_scales;
+  for (const auto &t : f.tensors()) {
+    if (t.dtype == StoredDtype::i8) companions.insert(int8_scale_name(t.name));
+    const std::string in = input_scale_name(t.name);
+    const TensorView *s = in.empty() ? nullptr : f.find(in);
+    if (!s) continue;
+    companions.insert(in);
+    if (s->shape != std::vector<int64_t>{1})
+      bad_input_scales.push_back(in + ": " + shape_string(s->shape) + ", expected " + shape_string({1}));
+  }
   ShapeMap present;
-  for (const auto &t : f.tensors()) present[t.name] = t.shape;
+  for (const auto &t : f.tensors())
+    if (!companions.count(t.name)) present[t.name] = t.shape;
   TensorCheck r = check_tensors(present, expected_tensors(c), /*checkpoint=*/false);
+  r.misshaped.insert(r.misshaped.end(), bad_input_scales.begin(), bad_input_scales.end());
   if (!r.ok()) throw InputError(f.path() + ": tensors do not match the config:" + r.describe());
 }
 

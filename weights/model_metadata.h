@@ -39,7 +39,9 @@ std::vector<std::string> read_class_names(const ModelFile &file, const ModelConf
 nlohmann::json read_preprocess(const ModelFile &file);
 
 // Checks that the file holds exactly the tensors `config` implies, with the
-// right shapes (Optional ones may be absent, Dropped buffers must be).
+// right shapes (Optional ones may be absent, Dropped buffers must be), plus
+// what an int8 file adds (FORMAT.md): the `_scale` of each I8 tensor and a
+// `<prefix>.input_scale` of shape {1} beside a `<prefix>.weight`.
 // The error lists what is missing, unexpected and mis-shaped.
 void check_model_tensors(const ModelFile &file, const ModelConfig &config);
 

@@ -10,7 +10,7 @@
 namespace pola::weights {
 
 // path, format, format_version, arch, family, config, preprocess,
-// parameters, tensors, stored_dtypes ({"F32": parameters, "BF16": ...}),
+// parameters, tensors, stored_dtypes ({"F32": parameters, "BF16": ..., "I8": ...}),
 // file_bytes, num_classes, classes. Checks the file as
 // loading does (format, config, tensors, class names); throws InputError.
 nlohmann::json model_summary(const ModelFile &file);
