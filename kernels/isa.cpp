@@ -23,6 +23,10 @@ struct CpuFeatures {
   bool avx512 = false; // AVX-512 F/BW/DQ/VL + AVX2 + FMA, OS saves zmm and opmasks
   bool avx512_bf16 = false; // + AVX512_BF16
   bool amx_bf16 = false;    // AMX-TILE + AMX-BF16 + avx512, OS saves the tile state
+  // The int8 dot products beside the ladder (int8_instructions()).
+  bool avx_vnni = false;    // VEX-encoded vpdpbusd on ymm, + avx2
+  bool avx512_vnni = false; // EVEX vpdpbusd, + avx512
+  bool amx_int8 = false;    // AMX-INT8 tiles, + amx_bf16's tile state
 };
 
 #if POLA_X86
@@ -52,7 +56,12 @@ CpuFeatures detect() {
   const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
   const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
   f.amx_bf16 = f.avx512 && amx_bf16 && amx_tile && os_tiles;
-  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512_bf16 = f.avx512 && (a & (1u << 5));
+  f.amx_int8 = f.avx512 && (d & (1u << 25)) && amx_tile && os_tiles;
+  f.avx512_vnni = f.avx512 && (c & (1u << 11));
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
+    f.avx512_bf16 = f.avx512 && (a & (1u << 5));
+    f.avx_vnni = f.avx2 && (a & (1u << 4));
+  }
 #endif
   return f;
 }
@@ -138,6 +147,15 @@ const char *bf16_instructions_name(Isa isa) {
   case Isa::avx512_bf16: return "AVX512-BF16";
   default: return "none";
   }
+}
+
+const char *int8_instructions() {
+  const Isa isa = active_isa();
+  const CpuFeatures &f = features();
+  if (isa >= Isa::amx_bf16 && f.amx_int8 && isa::amx_tiles_permitted()) return "AMX-INT8";
+  if (isa >= Isa::avx512 && f.avx512_vnni) return "AVX512-VNNI";
+  if (isa >= Isa::avx2 && f.avx_vnni) return "AVX-VNNI";
+  return nullptr;
 }
 
 } // namespace pola::kernels

@@ -40,4 +40,11 @@ const char *forced_isa();
 // "AMX-BF16", "AVX512-BF16", or "none" below avx512_bf16.
 const char *bf16_instructions_name(Isa isa);
 
+// The int8 dot-product instructions the int8 GEMMs (oneDNN's) may use under
+// the POLA_ISA cap: "AMX-INT8" (amx_bf16 level and the CPU has AMX-INT8),
+// "AVX512-VNNI" (avx512 level and up), "AVX-VNNI" (avx2 level and up), or
+// nullptr: int8 inference is refused there. They sit beside the ladder, not on
+// it: VNNI came before AVX512-BF16 on Intel, and AVX-VNNI exists on AVX2-only cores.
+const char *int8_instructions();
+
 } // namespace pola::kernels

@@ -16,6 +16,7 @@ const char *op_name(Op op) {
   case Op::gelu: return "gelu";
   case Op::mul_rows: return "mul_rows";
   case Op::to_bf16: return "to_bf16";
+  case Op::quantize: return "quantize";
   case Op::abs_pow: return "abs_pow";
   case Op::polarity_attention: return "polarity_attention";
   case Op::window_attention: return "window_attention";
@@ -66,6 +67,10 @@ template <> EntryList<Op::mul_rows, DType::f32> entries() {
 }
 template <> EntryList<Op::to_bf16, DType::bf16> entries() {
   static const Entry<Op::to_bf16, DType::bf16> e[] = {POLA_SIMD_ENTRIES(to_bf16, to_bf16)};
+  return list(e);
+}
+template <> EntryList<Op::quantize, DType::s8> entries() {
+  static const Entry<Op::quantize, DType::s8> e[] = {POLA_SIMD_ENTRIES(quantize_s8, quantize_s8)};
   return list(e);
 }
 template <> EntryList<Op::abs_pow, DType::f32> entries() {

@@ -7,6 +7,7 @@
 //                    (nearest even) for a bf16 GEMM, bit for bit the fp32
 //                    kernel's values rounded (same ISA).
 //   to_bf16          keyed bf16: that rounding alone.
+//   quantize         keyed s8: float rows to symmetric int8 with a scale.
 //   polarity_attention, window_attention
 //                    keyed bf16: the op's two matrix products take bf16
 //                    operands (rounded to nearest even) with fp32
@@ -33,7 +34,7 @@
 namespace pola::kernels {
 
 enum class Op {
-  layernorm, gelu, mul_rows, to_bf16, abs_pow, polarity_attention, window_attention, gemm,
+  layernorm, gelu, mul_rows, to_bf16, quantize, abs_pow, polarity_attention, window_attention, gemm,
   softmax_attention, depthwise_conv, swish
 };
 
@@ -87,6 +88,14 @@ template <> struct Signature<Op::mul_rows, DType::f32> {
 // rows of a bf16 GEMM. y holds the upper 16 bits of each float.
 template <> struct Signature<Op::to_bf16, DType::bf16> {
   using Fn = void (*)(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols,
+                      int threads);
+  using Shape = AnyShape;
+  static constexpr bool falls_back_to_fp32 = false;
+};
+// y[r, c] = clamp(nearest-even(x[r, c] / scale), -127, 127): the source rows
+// of an int8 GEMM with a static per-tensor scale (scale > 0).
+template <> struct Signature<Op::quantize, DType::s8> {
+  using Fn = void (*)(const float *x, int64_t ld_x, int8_t *y, int64_t ld_y, int64_t rows, int64_t cols, float scale,
                       int threads);
   using Shape = AnyShape;
   static constexpr bool falls_back_to_fp32 = false;
@@ -175,6 +184,7 @@ template <> EntryList<Op::gelu, DType::f32> entries();
 template <> EntryList<Op::gelu, DType::bf16> entries();
 template <> EntryList<Op::mul_rows, DType::f32> entries();
 template <> EntryList<Op::to_bf16, DType::bf16> entries();
+template <> EntryList<Op::quantize, DType::s8> entries();
 template <> EntryList<Op::abs_pow, DType::f32> entries();
 template <> EntryList<Op::polarity_attention, DType::f32> entries();
 template <> EntryList<Op::polarity_attention, DType::bf16> entries();

@@ -17,6 +17,7 @@ struct SimdKernels {
   KernelFn<Op::gelu, DType::bf16> gelu_bf16;
   KernelFn<Op::mul_rows, DType::f32> mul_rows;
   KernelFn<Op::to_bf16, DType::bf16> to_bf16;
+  KernelFn<Op::quantize, DType::s8> quantize_s8;
   KernelFn<Op::abs_pow, DType::f32> abs_pow;
   KernelFn<Op::polarity_attention, DType::f32> polarity_attention;
   KernelFn<Op::window_attention, DType::f32> window_attention;

@@ -18,6 +18,8 @@ void gelu_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t 
 void mul_rows(float *y, int64_t ld_y, const float *g, int64_t ld_g, int64_t rows, int64_t cols,
               int threads);
 void to_bf16(const float *x, int64_t ld_x, uint16_t *y, int64_t ld_y, int64_t rows, int64_t cols, int threads);
+void quantize_s8(const float *x, int64_t ld_x, int8_t *y, int64_t ld_y, int64_t rows, int64_t cols, float scale,
+                 int threads);
 void abs_pow(const float *u, const float *p, float *y, int64_t n);
 void polarity_attention(const PolarityAttnArgs &args);
 void polarity_attention_bf16(const PolarityAttnArgs &args);

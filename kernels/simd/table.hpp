@@ -8,6 +8,7 @@
 #include "kernels/simd/layernorm.hpp"
 #include "kernels/simd/mul_rows.hpp"
 #include "kernels/simd/pola_attention.hpp"
+#include "kernels/simd/quantize_s8.hpp"
 #include "kernels/simd/softmax_attention.hpp"
 #include "kernels/simd/swish.hpp"
 #include "kernels/simd/to_bf16.hpp"
@@ -17,7 +18,7 @@ namespace pola::kernels::simd {
 
 template <class A> constexpr isa::SimdKernels make_kernels() {
   return isa::SimdKernels{&layernorm<A>, &layernorm_bf16<A>, &gelu<A>,
-                          &gelu_bf16<A>, &mul_rows<A>,       &to_bf16<A>,
+                          &gelu_bf16<A>, &mul_rows<A>,       &to_bf16<A>, &quantize_s8<A>,
                           &abs_pow_map<A>, &polarity_attention<A>, &window_attention<A>,
                           &softmax_attention<A>, &depthwise_conv<A>, &swish<A>};
 }

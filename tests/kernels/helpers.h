@@ -95,6 +95,7 @@ struct IsaKernels {
   kernels::KernelFn<kernels::Op::gelu, DType::bf16> gelu_bf16;
   kernels::KernelFn<kernels::Op::mul_rows, DType::f32> mul_rows;
   kernels::KernelFn<kernels::Op::to_bf16, DType::bf16> to_bf16;
+  kernels::KernelFn<kernels::Op::quantize, DType::s8> quantize_s8;
   kernels::KernelFn<kernels::Op::abs_pow, DType::f32> abs_pow;
   kernels::KernelFn<kernels::Op::polarity_attention, DType::f32> polarity_attention;
   kernels::KernelFn<kernels::Op::window_attention, DType::f32> window_attention;
@@ -114,6 +115,7 @@ inline const IsaKernels *kernels_for(kernels::Isa isa) {
                       lookup<Op::gelu, DType::bf16>(i),
                       lookup<Op::mul_rows, DType::f32>(i),
                       lookup<Op::to_bf16, DType::bf16>(i),
+                      lookup<Op::quantize, DType::s8>(i),
                       lookup<Op::abs_pow, DType::f32>(i),
                       lookup<Op::polarity_attention, DType::f32>(i),
                       lookup<Op::window_attention, DType::f32>(i),

@@ -42,6 +42,7 @@ TEST_CASE("registry: every (op, dtype) has a scalar reference") {
   CHECK(bool(lookup<Op::gelu, DType::bf16>(Isa::scalar)));
   CHECK(bool(lookup<Op::mul_rows, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::to_bf16, DType::bf16>(Isa::scalar)));
+  CHECK(bool(lookup<Op::quantize, DType::s8>(Isa::scalar)));
   CHECK(bool(lookup<Op::abs_pow, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::polarity_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::scalar)));
