@@ -16,8 +16,10 @@ void cap_onednn_isa() {
   using isa = dnnl::cpu_isa;
   dnnl::cpu_isa cap = isa::all;
   if (!std::strcmp(forced, "scalar")) cap = isa::sse41;  // oneDNN's lowest
-  else if (!std::strcmp(forced, "avx2")) cap = isa::avx2;
-  else if (!std::strcmp(forced, "avx512")) cap = isa::avx512_core;
+  // The caps include the VNNI int8 dot products where the CPU has them
+  // (kernels::int8_instructions() says the same); they change no fp32 or bf16 path.
+  else if (!std::strcmp(forced, "avx2")) cap = isa::avx2_vnni;
+  else if (!std::strcmp(forced, "avx512")) cap = isa::avx512_core_vnni;
   else if (!std::strcmp(forced, "avx512_bf16")) cap = isa::avx512_core_bf16;
   dnnl::set_max_cpu_isa(cap);
 }
