@@ -16,12 +16,22 @@
 
 namespace pola {
 
+namespace {
+// Whether `pola quantize` made the file: it holds int8 weights.
+bool holds_int8(const weights::ModelFile &file) {
+  for (const weights::TensorView &t : file.tensors())
+    if (t.dtype == weights::StoredDtype::i8) return true;
+  return false;
+}
+} // namespace
+
 Model::Model(weights::ModelFile file, ModelConfig cfg, std::vector<std::string> class_names, int threads)
     : weights_(std::move(file)), cfg_(std::move(cfg)), class_names_(std::move(class_names)), threads_(threads) {}
 
 std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &options) {
-  const PrecisionChoice precision = resolve_precision(options.precision); // before the file: a refusal costs nothing
+  resolve_precision(options.precision); // before the file: a refusal for the CPU costs nothing
   weights::ModelFile file = weights::ModelFile::open(path);
+  const PrecisionChoice precision = resolve_precision(options.precision, holds_int8(file), path);
   ModelConfig cfg = weights::read_model_config(file);
   std::vector<std::string> class_names = weights::read_class_names(file, cfg);
   // 0: all cores, or OMP_NUM_THREADS where it is set (as OpenMP programs read it).
@@ -29,6 +39,9 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   std::unique_ptr<Model> m(new Model(std::move(file), std::move(cfg), std::move(class_names), threads));
   m->allow_nonfinite_ = options.allow_nonfinite;
   m->precision_ = precision;
+  if (options.calibration && precision.precision != Precision::fp32)
+    throw InputError(path + ": calibration runs the model in fp32, not " + precision_name(precision.precision));
+  m->calibration_ = options.calibration;
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
@@ -65,6 +78,7 @@ std::unique_ptr<Plan> Model::lay_out(const PlanKey &key, bool sizing_only) {
   plan->input = plan->graph.external("input", key.batch, int64_t(cfg_.in_chans) * key.height * key.width);
   models::BuildContext ctx{weights_, packed_, cfg_, *plan};
   ctx.precisions = op_precisions(precision_.precision);
+  ctx.calibration = calibration_;
   ctx.sizing_only = sizing_only;
   models::builder_for(cfg_.family)(ctx);
   plan->graph.plan();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/calibration.h"
 #include "engine/graph.h"
 #include "engine/packed_weights.h"
 #include "engine/plan.h"
@@ -29,6 +30,9 @@ struct ModelOptions {
   // fp32 (default: exact parity), bf16 (the GEMMs in bf16 with fp32
   // accumulation; refused without AVX512-BF16 or AMX-BF16) or automatic.
   PrecisionRequest precision = PrecisionRequest::fp32;
+  // `pola quantize`: run fp32 and record each int8-capable linear layer's
+  // input range here (engine/calibration.h). Must outlive the model.
+  CalibrationRecorder *calibration = nullptr;
 };
 
 class Model {
@@ -151,6 +155,7 @@ class Model {
   int threads_;
   bool allow_nonfinite_ = false;
   PrecisionChoice precision_;
+  CalibrationRecorder *calibration_ = nullptr; // ModelOptions::calibration
   std::mutex pool_mutex_;
   std::list<std::unique_ptr<Plan>> idle_plans_;  // most recently used first
   PlanCacheStats cache_stats_;

@@ -20,11 +20,18 @@ std::string isa_cap() {
 }
 } // namespace
 
-const char *precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "fp32"; }
+const char *precision_name(Precision p) {
+  switch (p) {
+  case Precision::bf16: return "bf16";
+  case Precision::int8: return "int8";
+  default: return "fp32";
+  }
+}
 
 bool precision_request_from_name(const std::string &name, PrecisionRequest &out) {
   if (name == "fp32") out = PrecisionRequest::fp32;
   else if (name == "bf16") out = PrecisionRequest::bf16;
+  else if (name == "int8") out = PrecisionRequest::int8;
   else if (name == "auto") out = PrecisionRequest::automatic;
   else return false;
   return true;
@@ -49,8 +56,21 @@ Bf16Speed bf16_speed() {
   return {true, std::string("this CPU has ") + kernels::bf16_instructions_name(isa) + cap};
 }
 
-PrecisionChoice resolve_precision(PrecisionRequest request) {
+PrecisionChoice resolve_precision(PrecisionRequest request, bool quantized, const std::string &model_path) {
   if (request == PrecisionRequest::fp32) return {Precision::fp32, "requested"};
+  const char *int8 = kernels::int8_instructions();
+  if (request == PrecisionRequest::int8) {
+    if (!int8)
+      throw InputError("--precision int8: this CPU has neither AMX-INT8 nor AVX512-VNNI/AVX-VNNI (int8 dot product "
+                       "instructions)" + isa_cap() + "; use --precision fp32 or bf16");
+    if (!model_path.empty() && !quantized)
+      throw InputError(model_path + ": --precision int8 needs a quantized model file, and this one holds no int8 "
+                       "layers; quantize it first: pola quantize --model " + model_path +
+                       " --calibration IMAGES -o MODEL.int8.pola");
+    return {Precision::int8, std::string("requested; this CPU has ") + int8 + isa_cap()};
+  }
+  if (request == PrecisionRequest::automatic && quantized && int8)
+    return {Precision::int8, std::string("the model file is quantized and this CPU has ") + int8 + isa_cap()};
   if (request == PrecisionRequest::automatic) {
     Bf16Speed speed = bf16_speed();
     return {speed.faster ? Precision::bf16 : Precision::fp32, std::move(speed.reason)};
@@ -69,6 +89,10 @@ PrecisionChoice resolve_precision(PrecisionRequest request) {
 
 OpPrecisions op_precisions(Precision p) {
   OpPrecisions ops;
+  if (p == Precision::int8) {
+    ops.gemm = Precision::int8;
+    return ops;
+  }
   ops.gemm = ops.embed = p;
   ops.attention = p == Precision::bf16 && bf16_speed().faster ? Precision::bf16 : Precision::fp32;
   return ops;

@@ -71,6 +71,7 @@ class TensorView {
   void *data() const { return ref_.tensor->data_ + static_cast<size_t>(ref_.offset) * dtype_bytes(dtype()); }
   float *f32() const { return static_cast<float *>(typed(DType::f32)); }
   uint16_t *bf16() const { return static_cast<uint16_t *>(typed(DType::bf16)); }
+  int8_t *s8() const { return static_cast<int8_t *>(typed(DType::s8)); }
   // Element (r, c) as a float, whatever the dtype (observers, dumps).
   float value(int64_t r, int64_t c) const;
 

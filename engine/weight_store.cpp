@@ -130,6 +130,13 @@ const float *WeightStore::derived(const std::string &key,
   return it->second.data();
 }
 
+const int8_t *WeightStore::derived_int8(const std::string &key, const std::function<std::vector<int8_t>()> &make) {
+  std::lock_guard<std::mutex> lock(derived_mutex_);
+  auto it = derived_int8_.find(key);
+  if (it == derived_int8_.end()) it = derived_int8_.emplace(key, make()).first;
+  return it->second.data();
+}
+
 } // namespace pola
 
 namespace pola {

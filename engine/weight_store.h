@@ -65,6 +65,8 @@ class WeightStore {
   // A tensor derived at load from stored ones (transformed weights), made
   // once under `key` and kept alive with the model. Thread-safe.
   const float *derived(const std::string &key, const std::function<std::vector<float>()> &make);
+  // The same for int8 values (rows of an I8 weight gathered for a fused projection's part).
+  const int8_t *derived_int8(const std::string &key, const std::function<std::vector<int8_t>()> &make);
 
   // Drops the resident pages of the mapped file (the kernel re-reads any page
   // touched again). Called once the weights a plan needs are packed, so the
@@ -83,6 +85,7 @@ class WeightStore {
   std::set<std::string> used_;
   std::mutex derived_mutex_; // guards used_ and derived_
   std::map<std::string, std::vector<float>> derived_;
+  std::map<std::string, std::vector<int8_t>> derived_int8_;
 };
 
 } // namespace pola

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/calibration.h"
 #include "engine/packed_weights.h"
 #include "engine/plan.h"
 #include "engine/precision.h"
@@ -28,6 +29,9 @@ struct BuildContext {
   // (Model::run_memory): no op is created (make() gives null, which only the
   // nodes' never-run closures hold) and no table is computed.
   bool sizing_only = false;
+  // Set while `pola quantize` calibrates: each linear layer that may run in
+  // int8 records its input range (layers.cpp).
+  CalibrationRecorder *calibration = nullptr;
 
   // An op (a oneDNN primitive wrapper) owned by the plan.
   template <class T, class... Args> T *make(Args &&...args) {
@@ -46,8 +50,12 @@ struct BuildContext {
 
 // The dtype of the tensors an op of precision `p` reads, and the precision a
 // kernel keyed by `d` computes in (kernels/registry.h's naming rule).
+// int8 GEMMs read f32 rows, which their own `.to_s8` node quantizes with the
+// layer's scale (layers.cpp), so the tensors between ops stay f32 in int8 plans.
 inline DType dtype_of(Precision p) { return p == Precision::bf16 ? DType::bf16 : DType::f32; }
-inline Precision precision_of(DType d) { return d == DType::bf16 ? Precision::bf16 : Precision::fp32; }
+inline Precision precision_of(DType d) {
+  return d == DType::bf16 ? Precision::bf16 : d == DType::s8 ? Precision::int8 : Precision::fp32;
+}
 
 // A new dense rows x cols tensor of the plan's graph; `name` is unique.
 TensorRef new_tensor(BuildContext &ctx, const std::string &name, int64_t rows, int64_t cols,

@@ -4,8 +4,10 @@
 
 #include "engine/ops/fused_mlp.h"
 #include "engine/ops/linear.h"
+#include "engine/ops/linear_int8.h"
 #include "engine/ops/token_ops.h"
 #include "kernels/registry.h"
+#include "weights/error.h"
 
 namespace pola::models {
 namespace {
@@ -13,10 +15,41 @@ namespace {
 using kernels::Op;
 using kernels::resolve;
 
-// The one place a matmul node is made: dst = src W^T + b, then optionally
-// GELU or + dst, in `precision` (the plan's choice for this op kind).
-void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearParams p, const TensorRef &src,
-                     const TensorRef &dst, bool gelu, bool accumulate, Precision precision) {
+// What a linear node is, besides its weights: which layer (`prefix`: its
+// weights are `prefix.weight`/`.bias`) and whether it may run in int8 (the
+// classifier head and the patch embeddings do not: `pola quantize` leaves
+// them float).
+struct LayerRole {
+  const std::string &prefix;
+  bool quantizable = true;
+};
+
+// The precision a float GEMM runs at in this plan: int8 plans run the layers
+// their file holds in float (and the patch embeddings) in fp32.
+Precision float_precision(Precision p) { return p == Precision::int8 ? Precision::fp32 : p; }
+
+// GELU in place over a GEMM's f32 result: one call over dense rows.
+void apply_gelu(kernels::KernelFn<Op::gelu, DType::f32> gelu, const TensorView &y, int threads) {
+  if (y.ld() == y.cols()) return gelu(y.f32(), y.rows() * y.cols(), threads);
+  for (int64_t r = 0; r < y.rows(); ++r) gelu(y.f32() + r * y.ld(), y.cols(), threads);
+}
+
+// While calibrating (`pola quantize`), node `name.calibrate` folds the
+// layer's source rows into the recorder before the GEMM reads them.
+void add_calibration_node(BuildContext &ctx, const std::string &name, const std::string &prefix,
+                          const TensorRef &src) {
+  CalibrationRecorder *recorder = ctx.calibration;
+  add_node(ctx, name + ".calibrate", {src}, {}, [recorder, prefix](const NodeArgs &io) {
+    const TensorView &x = io.in(0);
+    recorder->record(prefix, x.f32(), x.rows(), x.cols(), x.ld());
+  });
+}
+
+// The one place a float matmul node is made: dst = src W^T + b, then
+// optionally GELU or + dst, in `precision` (the plan's choice for this op kind).
+void add_matmul_node(BuildContext &ctx, const std::string &name, const LayerRole &role, ops::LinearParams p,
+                     const TensorRef &src, const TensorRef &dst, bool gelu, bool accumulate, Precision precision) {
+  precision = float_precision(precision);
   const bool dst_bf16 = dst.dtype() == DType::bf16;
   if (dst_bf16 && (precision != Precision::bf16 || accumulate))
     throw std::logic_error("graph: " + name + " cannot write bf16 rows");
@@ -25,6 +58,7 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
   // (bench/peers/README.md). GELU'd bf16 rows come from gelu_bf16's own node
   // (add_mlp_residual), as in ops::FusedMlp.
   if (gelu && dst_bf16) throw std::logic_error("graph: " + name + " cannot apply GELU into bf16 rows");
+  if (ctx.calibration && role.quantizable) add_calibration_node(ctx, name, role.prefix, src);
   p.precision = precision;
   const TensorRef in = gemm_source(ctx, name, src, precision);
   auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, dst_bf16}, ctx.packed);
@@ -36,15 +70,54 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, ops::LinearPara
   add_node(ctx, name, std::move(inputs), {dst}, [op, gelu_fn, &plan](const NodeArgs &io) {
     const TensorView &y = io.out(0);
     op->run(plan.stream, io.in(0).data(), y.data());
-    if (!gelu_fn) return;
-    if (y.ld() == y.cols()) return gelu_fn(y.f32(), y.rows() * y.cols(), plan.threads);
-    for (int64_t r = 0; r < y.rows(); ++r) gelu_fn(y.f32() + r * y.ld(), y.cols(), plan.threads);
+    if (gelu_fn) apply_gelu(gelu_fn, y, plan.threads);
   }, precision);
 }
 
+// Whether layer `prefix` runs as an int8 GEMM in this plan: the plan runs
+// int8 and the file holds the layer's weights in int8.
+bool runs_int8(BuildContext &ctx, const LayerRole &role) {
+  return role.quantizable && ctx.precisions.gemm == Precision::int8 && ctx.weights.stored_int8(role.prefix + ".weight");
+}
+
+// The int8 source rows of an int8 GEMM: `src` quantized with the layer's
+// static scale (node `name.to_s8`).
+TensorRef quantized_source(BuildContext &ctx, const std::string &name, const TensorRef &src, float scale) {
+  if (src.dtype() != DType::f32) throw std::logic_error("graph: " + name + " would quantize non-f32 rows");
+  const TensorRef q = new_tensor(ctx, name + ".to_s8", src.rows, src.cols, DType::s8);
+  q.tensor->quant.scale = scale;
+  Plan &plan = ctx.plan;
+  const auto quantize = resolve<Op::quantize, DType::s8>().fn;
+  add_node(ctx, name + ".to_s8", {src}, {q}, [quantize, scale, &plan](const NodeArgs &io) {
+    const TensorView &x = io.in(0), &y = io.out(0);
+    quantize(x.f32(), x.ld(), y.s8(), y.ld(), x.rows(), x.cols(), scale, plan.threads);
+  }, Precision::int8);
+  return q;
+}
+
+// The int8 matmul node: dst = dequantized(src_q W_q^T) + b, then optionally
+// GELU or + dst (f32 dst).
+void add_int8_matmul_node(BuildContext &ctx, const std::string &name, const ops::QuantizedLinearParams &p,
+                          const TensorRef &src, const TensorRef &dst, bool gelu, bool accumulate) {
+  if (dst.dtype() != DType::f32) throw std::logic_error("graph: " + name + " writes f32 rows in int8");
+  const TensorRef in = quantized_source(ctx, name, src, p.input_scale);
+  auto *op = ctx.make<ops::QuantizedLinear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, false},
+                                            ctx.packed);
+  Plan &plan = ctx.plan;
+  std::vector<TensorRef> inputs{in};
+  if (accumulate) inputs.push_back(dst);
+  const auto gelu_fn = gelu ? resolve<Op::gelu, DType::f32>().fn : nullptr;
+  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu_fn, &plan](const NodeArgs &io) {
+    const TensorView &y = io.out(0);
+    op->run(plan.stream, io.in(0).s8(), y.f32());
+    if (gelu_fn) apply_gelu(gelu_fn, y, plan.threads);
+  }, Precision::int8);
+}
+
 // Rows [first, first + count) of each range of a (rows, width) tensor, concatenated.
-std::vector<float> gather_rows(const float *t, int64_t width, const std::vector<std::pair<int64_t, int64_t>> &ranges) {
-  std::vector<float> out;
+template <class T>
+std::vector<T> gather_rows(const T *t, int64_t width, const std::vector<std::pair<int64_t, int64_t>> &ranges) {
+  std::vector<T> out;
   for (auto &r : ranges) out.insert(out.end(), t + r.first * width, t + (r.first + r.second) * width);
   return out;
 }
@@ -70,6 +143,28 @@ ops::LinearParams linear_params(BuildContext &ctx, const std::string &prefix, in
   return p;
 }
 
+// The int8 form of `prefix.weight` (out, in), its input scale and, if
+// has_bias, `prefix.bias`.
+ops::QuantizedLinearParams int8_params(BuildContext &ctx, const std::string &prefix, int64_t in, int64_t out,
+                                       bool has_bias) {
+  const QuantizedWeight w = ctx.weights.get_int8(prefix + ".weight", matrix_shape(ctx, prefix + ".weight", out, in));
+  const float *s_in = ctx.weights.input_scale(prefix + ".weight");
+  if (!s_in)
+    throw InputError(ctx.weights.file().path() + ": " + prefix + ".weight is int8 but the file has no " + prefix +
+                     ".input_scale (pola quantize writes both)");
+  return {w.q, w.scale, *s_in, has_bias ? ctx.weights.get(prefix + ".bias", {out}) : nullptr, in, out};
+}
+
+// A linear layer in the plan's GEMM precision: int8 where runs_int8(), else float.
+void add_layer(BuildContext &ctx, const std::string &name, const LayerRole &role, const TensorRef &src,
+               const TensorRef &dst, LinearEpilogue e) {
+  if (runs_int8(ctx, role))
+    return add_int8_matmul_node(ctx, name, int8_params(ctx, role.prefix, src.cols, dst.cols, e.bias), src, dst, e.gelu,
+                                e.accumulate);
+  add_matmul_node(ctx, name, role, linear_params(ctx, role.prefix, src.cols, dst.cols, e.bias), src, dst, e.gelu,
+                  e.accumulate, ctx.precisions.gemm);
+}
+
 } // namespace
 
 TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRef &src, Precision precision) {
@@ -88,33 +183,60 @@ TensorRef gemm_source(BuildContext &ctx, const std::string &name, const TensorRe
 
 void add_linear(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
                 const TensorRef &dst, LinearEpilogue epilogue) {
-  add_matmul_node(ctx, name, linear_params(ctx, prefix, src.cols, dst.cols, epilogue.bias), src, dst, epilogue.gelu,
-                  epilogue.accumulate, ctx.precisions.gemm);
+  add_layer(ctx, name, LayerRole{prefix}, src, dst, epilogue);
 }
 
 void add_linear_rows(BuildContext &ctx, const std::string &name, const std::string &prefix, int64_t full_out,
                      const std::vector<std::pair<int64_t, int64_t>> &row_ranges, const TensorRef &src,
                      const TensorRef &dst) {
   const int64_t in = src.cols;
-  const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
-  const float *b = ctx.weights.get(prefix + ".bias", {full_out});
   std::string key = prefix;
   for (auto &r : row_ranges) key += ":" + std::to_string(r.first) + "+" + std::to_string(r.second);
+  const LayerRole role{prefix};
+  const float *b = ctx.weights.get(prefix + ".bias", {full_out});
+  if (runs_int8(ctx, role)) {
+    const QuantizedWeight w = ctx.weights.get_int8(prefix + ".weight", {full_out, in});
+    ops::QuantizedLinearParams q = int8_params(ctx, prefix, in, full_out, true);
+    q.out = dst.cols;
+    q.weight = ctx.weights.derived_int8(key + ".weight", [&] { return gather_rows(w.q, in, row_ranges); });
+    q.weight_scale = ctx.weights.derived(key + ".weight_scale", [&] { return gather_rows(w.scale, 1, row_ranges); });
+    q.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+    return add_int8_matmul_node(ctx, name, q, src, dst, false, false);
+  }
+  const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
   ops::LinearParams p;
   p.in = in;
   p.out = dst.cols;
   p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
   p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
-  add_matmul_node(ctx, name, p, src, dst, false, false, ctx.precisions.gemm);
+  add_matmul_node(ctx, name, role, p, src, dst, false, false, ctx.precisions.gemm);
 }
 
 void add_linear_scaled_into(BuildContext &ctx, const std::string &name, const std::string &prefix,
                             const std::string &scale, const std::vector<int64_t> &scale_shape, const TensorRef &src,
                             const TensorRef &dst) {
   const int64_t in = src.cols, out = dst.cols;
-  const float *w = ctx.weights.get(prefix + ".weight", matrix_shape(ctx, prefix + ".weight", out, in));
   const float *b = ctx.weights.get(prefix + ".bias", {out});
   const float *s = ctx.weights.get(scale, scale_shape);
+  const auto scaled_bias = [&] {
+    std::vector<float> f(out);
+    for (int64_t r = 0; r < out; ++r) f[r] = b[r] * s[r];
+    return f;
+  };
+  const LayerRole role{prefix};
+  if (runs_int8(ctx, role)) {
+    // The same fold on the per-channel scales: s_w[r] s[r] q[r, :] == s[r] (s_w[r] q[r, :]).
+    ops::QuantizedLinearParams q = int8_params(ctx, prefix, in, out, true);
+    const float *ws = q.weight_scale;
+    q.weight_scale = ctx.weights.derived(prefix + ".weight_scale*" + scale, [&] {
+      std::vector<float> f(out);
+      for (int64_t r = 0; r < out; ++r) f[r] = ws[r] * s[r];
+      return f;
+    });
+    q.bias = ctx.weights.derived(prefix + ".bias*" + scale, scaled_bias);
+    return add_int8_matmul_node(ctx, name, q, src, dst, false, true);
+  }
+  const float *w = ctx.weights.get(prefix + ".weight", matrix_shape(ctx, prefix + ".weight", out, in));
   ops::LinearParams p;
   p.in = in;
   p.out = out;
@@ -125,12 +247,8 @@ void add_linear_scaled_into(BuildContext &ctx, const std::string &name, const st
       for (int64_t c = 0; c < in; ++c) f[r * in + c] *= s[r];
     return f;
   });
-  p.bias = ctx.weights.derived(prefix + ".bias*" + scale, [&] {
-    std::vector<float> f(out);
-    for (int64_t r = 0; r < out; ++r) f[r] = b[r] * s[r];
-    return f;
-  });
-  add_matmul_node(ctx, name, p, src, dst, false, true, ctx.precisions.gemm);
+  p.bias = ctx.weights.derived(prefix + ".bias*" + scale, scaled_bias);
+  add_matmul_node(ctx, name, role, p, src, dst, false, true, ctx.precisions.gemm);
 }
 
 void add_patch_conv(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -150,7 +268,7 @@ void add_patch_conv(BuildContext &ctx, const std::string &name, const std::strin
     ops::patchify(grid, from.data(), from.dtype() == DType::bf16, to.data(), to.dtype() == DType::bf16,
                   plan.threads);
   });
-  add_matmul_node(ctx, name, lp, patches, dst, false, false, ctx.precisions.embed);
+  add_matmul_node(ctx, name, LayerRole{prefix, false}, lp, patches, dst, false, false, ctx.precisions.embed);
 }
 
 void add_layernorm(BuildContext &ctx, const std::string &name, const std::string &prefix, const TensorRef &src,
@@ -177,7 +295,9 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorR
   const Precision gemm = ctx.precisions.gemm;
   const TensorRef xn = new_tensor(ctx, block + ".norm2", x.rows, x.cols, dtype_of(gemm));
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps);
-  if (x.rows >= ops::FusedMlp::kMinRows) {
+  // The fused MLP is a float op; int8 plans and calibration runs take the
+  // two layers one by one (each with its own quantized source / record).
+  if (x.rows >= ops::FusedMlp::kMinRows && gemm != Precision::int8 && !ctx.calibration) {
     Plan &plan = ctx.plan;
     ops::LinearParams fc1 = linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true);
     ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
@@ -222,7 +342,8 @@ void add_pool_and_head(BuildContext &ctx, const TensorRef &tokens) {
   }
   if (!key.logits) return;
   const TensorRef logits = new_tensor(ctx, "logits", B, ctx.cfg.num_classes);
-  add_linear(ctx, "head", "head", pooled, logits);
+  // The classifier stays float: it is tiny, and its errors go straight into the logits.
+  add_layer(ctx, "head", LayerRole{"head", false}, pooled, logits, LinearEpilogue::with_bias());
   ctx.plan.graph.mark_result(logits);
   ctx.plan.logits = logits;
 }

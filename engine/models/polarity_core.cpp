@@ -121,7 +121,8 @@ TensorRef add_polarity_core(BuildContext &ctx, const PolarityCoreArgs &a) {
 TensorRef add_gate(BuildContext &ctx, const std::string &name, const TensorRef &out, const TensorRef &g) {
   Plan &plan = ctx.plan;
   const auto mul_rows = kernels::resolve<kernels::Op::mul_rows, DType::f32>().fn;
-  if (ctx.precisions.gemm == Precision::fp32) {
+  // Gated in place where the projection reads f32 rows (fp32, and int8, whose GEMM quantizes them itself).
+  if (dtype_of(ctx.precisions.gemm) == DType::f32) {
     add_node(ctx, name, {out, g}, {out}, [mul_rows, &plan](const NodeArgs &io) {
       const TensorView &g = io.in(1), &out = io.out(0);
       mul_rows(out.f32(), out.ld(), g.f32(), g.ld(), out.rows(), out.cols(), plan.threads);
