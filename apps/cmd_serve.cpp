@@ -68,6 +68,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   c->callback([o, specs, policy, precision] {
     o->fixed_wait = *policy == "fixed";
     o->precision = *precision == pola::PrecisionRequest::bf16        ? POLA_PRECISION_BF16
+                   : *precision == pola::PrecisionRequest::int8      ? POLA_PRECISION_INT8
                    : *precision == pola::PrecisionRequest::automatic ? POLA_PRECISION_AUTO
                                                                       : POLA_PRECISION_FP32;
     for (const auto &s : *specs) o->models.push_back(split_model(s));

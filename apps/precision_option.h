@@ -1,4 +1,4 @@
-// `--precision fp32|bf16|auto`, the same option on every command that runs a
+// `--precision fp32|bf16|int8|auto`, the same option on every command that runs a
 // model (run, classify, eval, bench): one helper so that all of them say and
 // accept the same thing.
 #pragma once
@@ -17,7 +17,7 @@ inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
       [](std::string &text) -> std::string {
         PrecisionRequest request{};
         if (!precision_request_from_name(text, request))
-          return "'" + text + "' is not a precision: give fp32, bf16 or auto";
+          return "'" + text + "' is not a precision: give fp32, bf16, int8 or auto";
         text = std::to_string(static_cast<int>(request));
         return "";
       },
@@ -25,10 +25,10 @@ inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
   // One line: what bf16 and auto do depends on the CPU, which `pola --version` reports.
   return cmd
       .add_option("--precision", out,
-                  "fp32 (default, exact), bf16 or auto; `pola --version` says what bf16 and auto do here "
-                  "(README.md: bf16)")
+                  "fp32 (default, exact), bf16, int8 (a file made by `pola quantize`) or auto; `pola --version` "
+                  "says what bf16, int8 and auto do here (README.md: bf16, int8)")
       ->transform(names)
-      ->option_text("fp32|bf16|auto")
+      ->option_text("fp32|bf16|int8|auto")
       ->default_str("fp32");
 }
 

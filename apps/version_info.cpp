@@ -31,7 +31,12 @@ std::string version_text() {
   const PrecisionChoice automatic = resolve_precision(PrecisionRequest::automatic);
   out << "  bf16      " << kernels::bf16_instructions_name(kernels::active_isa())
       << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
-  out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason << ")\n";
+  const char *int8 = kernels::int8_instructions();
+  out << "  int8      " << (int8 ? int8 : "none")
+      << " (int8 dot products; --precision int8 needs AMX-INT8, AVX512-VNNI or AVX-VNNI and a file made by "
+         "pola quantize)\n";
+  out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason
+      << "; int8 for a quantized file" << (int8 ? "" : ", not on this CPU") << ")\n";
   if (kernels::active_isa() >= kernels::Isa::avx512_bf16) {
     const Precision attention = op_precisions(Precision::bf16).attention;
     out << "  precision bf16 runs the attention products in " << precision_name(attention)

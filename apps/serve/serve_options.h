@@ -12,7 +12,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   int threads = 0;          // engine threads per model run; 0 = all cores
-  int precision = 0;        // a pola_precision (--precision fp32|bf16|auto)
+  int precision = 0;        // a pola_precision (--precision fp32|bf16|int8|auto)
   int max_batch = 16;       // images per engine call
   double max_wait_ms = 2;   // how long a request waits for others to batch with
   // --batch-policy fixed: always wait max_wait_ms (adaptive: for arriving

@@ -18,14 +18,15 @@ POLA_API pola_status pola_model_load(const char *path, const pola_options *optio
     const pola_options opt = options ? *options : pola_default_options();
     require(opt.threads >= 0, "options.threads must be >= 0 (0 = all cores)");
     require(opt.precision == POLA_PRECISION_FP32 || opt.precision == POLA_PRECISION_BF16 ||
-                opt.precision == POLA_PRECISION_AUTO,
-            "options.precision must be POLA_PRECISION_FP32, _BF16 or _AUTO");
+                opt.precision == POLA_PRECISION_AUTO || opt.precision == POLA_PRECISION_INT8,
+            "options.precision must be POLA_PRECISION_FP32, _BF16, _INT8 or _AUTO");
     auto handle = std::make_unique<pola_model>();
     handle->path = path;
     pola::ModelOptions mo;
     mo.threads = opt.threads;
     mo.allow_nonfinite = opt.allow_nonfinite != 0;
     mo.precision = opt.precision == POLA_PRECISION_BF16   ? pola::PrecisionRequest::bf16
+                   : opt.precision == POLA_PRECISION_INT8 ? pola::PrecisionRequest::int8
                    : opt.precision == POLA_PRECISION_AUTO ? pola::PrecisionRequest::automatic
                                                           : pola::PrecisionRequest::fp32;
     handle->model = pola::Model::load(path, mo);

@@ -38,17 +38,19 @@ int threads_argument(const py::object &threads) {
   return static_cast<int>(n);
 }
 
-// None or 'fp32' | 'bf16' | 'auto', as the CLI's --precision; a CPU without
-// native bf16 refuses 'bf16' when the model loads (the engine's message).
+// None or 'fp32' | 'bf16' | 'int8' | 'auto', as the CLI's --precision; a CPU
+// without native bf16 (int8) refuses 'bf16' ('int8') when the model loads (the
+// engine's message), and so does a float file 'int8'.
 pola_precision precision_argument(const py::object &precision) {
   if (precision.is_none()) return POLA_PRECISION_FP32;
   if (!py::isinstance<py::str>(precision))
-    throw_input_error("Model: precision must be None or one of 'fp32', 'bf16', 'auto'");
+    throw_input_error("Model: precision must be None or one of 'fp32', 'bf16', 'int8', 'auto'");
   const std::string p = precision.cast<std::string>();
   if (p == "fp32") return POLA_PRECISION_FP32;
   if (p == "bf16") return POLA_PRECISION_BF16;
+  if (p == "int8") return POLA_PRECISION_INT8;
   if (p == "auto") return POLA_PRECISION_AUTO;
-  throw_input_error("Model: unknown precision '" + p + "'; use 'fp32', 'bf16' or 'auto'");
+  throw_input_error("Model: unknown precision '" + p + "'; use 'fp32', 'bf16', 'int8' or 'auto'");
 }
 
 pola_options load_options(int threads, pola_precision precision, bool allow_nonfinite) {

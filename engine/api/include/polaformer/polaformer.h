@@ -119,8 +119,12 @@ typedef enum pola_precision {
   POLA_PRECISION_FP32 = 0, /* default: exact parity with the fp32 reference */
   POLA_PRECISION_BF16 = 1, /* bf16 products, fp32 accumulation; needs AMX-BF16 or AVX512-BF16,
                               else pola_model_load fails with POLA_ERROR_INPUT naming what is missing */
-  POLA_PRECISION_AUTO = 2  /* bf16 where it measures faster than fp32 (AMX-BF16, or AVX512-BF16 dot
-                              products at >= 1.5x the FMA rate), else fp32 */
+  POLA_PRECISION_AUTO = 2, /* int8 for a quantized file (`pola quantize`) on a CPU with AMX-INT8 or
+                              VNNI; else bf16 where it measures faster than fp32 (AMX-BF16, or
+                              AVX512-BF16 dot products at >= 1.5x the FMA rate); else fp32 */
+  POLA_PRECISION_INT8 = 3  /* int8 linear layers (the file's, made by `pola quantize`), fp32 elsewhere;
+                              needs AMX-INT8 or AVX512-VNNI/AVX-VNNI and a quantized file, else
+                              pola_model_load fails with POLA_ERROR_INPUT saying which */
 } pola_precision;
 
 /* Load-time options. Always start from pola_default_options() so fields
@@ -159,7 +163,7 @@ POLA_API int pola_model_num_classes(const pola_model *model);
  * long as the model. Models without names report "class_<index>". */
 POLA_API const char *pola_model_class_name(const pola_model *model, int index);
 
-/* The precision the model runs at ("fp32" or "bf16": POLA_PRECISION_AUTO
+/* The precision the model runs at ("fp32", "bf16" or "int8": POLA_PRECISION_AUTO
  * resolved), or NULL for a NULL model. */
 POLA_API const char *pola_model_precision(const pola_model *model);
 
