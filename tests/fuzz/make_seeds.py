@@ -4,7 +4,8 @@
   /usr/bin/python3 tests/fuzz/make_seeds.py [--out tests/fuzz/corpus]
 
 Seeds are valid (or interestingly invalid) files a fuzzer mutates from:
-  model_file/   tiny Pola-PVT and Pola-Swin model files written by tests/reference (make_case.py)
+  model_file/   tiny Pola-PVT and Pola-Swin model files written by tests/reference (make_case.py),
+                and an int8 copy of the PVT one (I8 weights with their scales)
   checkpoint/   the same tiny models as torch.save zips (wrapped, bare) and safetensors (F64, F16)
   torch_pickle/ the data.pkl of those zips, plus pickles that name os.system / builtins.exec
   npy/          arrays written by numpy (float32 in all three header versions, and refusable ones)
@@ -184,6 +185,30 @@ def regression_inputs(regressions):
         write(os.path.join(regressions, name), data)
 
 
+def int8_model_seed(out):
+    """model_file/tiny_pvt_int8.pola: the tiny PVT seed with its dense weights (rank >= 2, not the
+    depthwise `dwc` kernels) stored as I8, each with its per-row F32 `_scale` and an `.input_scale`
+    beside it (weights/FORMAT.md, "I8 tensors"), so the fuzzer starts from the scale rules. Version 1
+    like tiny_pvt.pola: without checksums most mutations reach those rules."""
+    tensors, meta = safetensors_io.load_file(os.path.join(out, "model_file", "tiny_pvt.pola"))
+    floats, ints = {}, {}
+    for name, w in tensors.items():
+        if not (name.endswith(".weight") and w.ndim >= 2 and ".dwc." not in name):
+            floats[name] = w
+            continue
+        rows = w.reshape(w.shape[0], -1)
+        scale = np.abs(rows).max(axis=1) / 127
+        scale[scale == 0] = 1  # an all-zero row: any positive scale gives q = 0
+        ints[name] = np.clip(np.rint(rows / scale[:, None]), -127, 127).astype(np.int8).reshape(w.shape)
+        floats[name + "_scale"] = scale.astype(np.float32)
+        floats[name[:-len(".weight")] + ".input_scale"] = np.array([0.05], dtype=np.float32)
+    meta["quantization"] = json.dumps({"weights": "int8 symmetric, per output channel",
+                                       "activations": "int8 symmetric, per tensor, static (calibrated)",
+                                       "calibration": "none (fuzz seed)", "images": 0})
+    # F32 first, then I8, as the writer lays them out (F32 data must stay 4-byte aligned).
+    safetensors_io.save_file(os.path.join(out, "model_file", "tiny_pvt_int8.pola"), {**floats, **ints}, meta)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(HERE, "corpus"))
@@ -193,6 +218,7 @@ def main():
         os.makedirs(os.path.join(args.out, target))
     with tempfile.TemporaryDirectory(prefix="pola_seeds_") as work:
         model_and_checkpoint_seeds(args.out, work)
+        int8_model_seed(args.out)
         torch_view_seeds(args.out, work)
     npy_seeds(args.out)
     image_seeds(args.out)
