@@ -25,10 +25,9 @@ inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
   // One line: what bf16 and auto do depends on the CPU, which `pola --version` reports.
   return cmd
       .add_option("--precision", out,
-                  "fp32 (default, exact), bf16, int8 (a file made by `pola quantize`) or auto; `pola --version` "
-                  "says what bf16, int8 and auto do here (README.md: bf16, int8)")
+                  "fp32 (default, exact), bf16, int8 or auto; `pola --version` says what each does here")
       ->transform(names)
-      ->option_text("fp32|bf16|int8|auto")
+      ->option_text("PRECISION")
       ->default_str("fp32");
 }
 
