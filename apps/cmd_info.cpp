@@ -37,6 +37,25 @@ std::string describe_preprocess(const nlohmann::json &pre) {
   return s;
 }
 
+// The int8 layers of a `pola quantize` file, per kind, with their scales.
+void print_int8(const nlohmann::json &q) {
+  const nlohmann::json &scheme = q["scheme"];
+  std::printf("  int8        %lld linear layers", static_cast<long long>(q["layers"].get<int64_t>()));
+  if (scheme.is_object())
+    std::printf(": weights %s; activations %s; calibrated on %s", scheme.value("weights", "?").c_str(),
+                scheme.value("activations", "?").c_str(), scheme.value("calibration", "?").c_str());
+  std::printf("\n");
+  for (const auto &kv : q["kinds"].items()) {
+    const nlohmann::json &k = kv.value();
+    std::printf("    %-22s %3lld x", kv.key().c_str(), static_cast<long long>(k.value("layers", 0)));
+    if (k.contains("input_scale"))
+      std::printf("  input scale %.3g..%.3g", k["input_scale"][0].get<double>(), k["input_scale"][1].get<double>());
+    if (k.contains("weight_scale"))
+      std::printf("  weight scale %.3g..%.3g", k["weight_scale"][0].get<double>(), k["weight_scale"][1].get<double>());
+    std::printf("\n");
+  }
+}
+
 pola::app::RegisterCommand reg([](CLI::App &root) {
   struct Args {
     std::string model;
@@ -79,6 +98,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
     std::printf("  classes     %zu: %s\n", classes.size(), first_names(classes).c_str());
     std::printf("  config      %s\n", j["config"].dump().c_str());
     std::printf("  preprocess  %s\n", describe_preprocess(pre).c_str());
+    if (j.contains("int8")) print_int8(j["int8"]);
   });
 });
 

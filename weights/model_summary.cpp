@@ -1,5 +1,7 @@
 #include "weights/model_summary.h"
 
+#include "weights/int8_summary.h"
+
 #include "model/config_json.h"
 #include "weights/model_metadata.h"
 
@@ -27,6 +29,7 @@ nlohmann::json model_summary(const ModelFile &f) {
   j["parameters"] = params;
   j["tensors"] = f.tensors().size();
   j["stored_dtypes"] = by_dtype;
+  if (nlohmann::json q = int8_summary(f); !q.is_null()) j["int8"] = std::move(q);
   j["file_bytes"] = f.file_size();
   j["num_classes"] = classes.size();
   j["classes"] = classes;

@@ -11,7 +11,8 @@ namespace pola::weights {
 
 // path, format, format_version, arch, family, config, preprocess,
 // parameters, tensors, stored_dtypes ({"F32": parameters, "BF16": ..., "I8": ...}),
-// file_bytes, num_classes, classes. Checks the file as
+// file_bytes, num_classes, classes, and for an int8 file `int8`
+// (weights/int8_summary.h). Checks the file as
 // loading does (format, config, tensors, class names); throws InputError.
 nlohmann::json model_summary(const ModelFile &file);
 

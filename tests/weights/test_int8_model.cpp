@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "weights/converter.h"
 #include "weights/error.h"
+#include "weights/int8_summary.h"
 #include "weights/model_file.h"
 #include "weights/model_metadata.h"
 #include "weights/model_summary.h"
@@ -89,4 +90,28 @@ TEST_CASE("int8 model file: pola convert refuses to re-convert it, naming the fi
   CHECK_FALSE(pola::test::file_exists(out.path()));
   // The float model it came from still converts.
   CHECK_NOTHROW(convert_checkpoint(kModel, out.path(), {}));
+}
+
+TEST_CASE("int8 model file: the summary counts its int8 layers per kind with their scale ranges") {
+  CHECK(layer_kind("block1.0.attn.qg.weight") == "attn.qg");
+  CHECK(layer_kind("layers.2.blocks.11.mlp.fc1.weight") == "mlp.fc1");
+  CHECK(layer_kind("layers.0.downsample.reduction.weight") == "downsample.reduction");
+  CHECK(layer_kind("head.weight") == "head");
+  CHECK(layer_kind("patch_embed1.proj.weight") == "patch_embed1.proj");
+  ScratchFile f(".pola");
+  write_int8_copy(f.path());
+  const ModelFile mf = ModelFile::open(f.path());
+  const nlohmann::json q = model_summary(mf)["int8"];
+  REQUIRE(q.is_object());
+  CHECK(q["layers"].get<int64_t>() == 2);
+  CHECK(q["scheme"]["weights"] == "int8 symmetric, per output channel");
+  REQUIRE(q["kinds"].contains("head"));
+  CHECK(q["kinds"]["head"]["layers"].get<int64_t>() == 1);
+  CHECK(q["kinds"]["head"]["input_scale"][0].get<float>() == 0.05f);
+  const TensorView *scale = mf.find("head.weight_scale");
+  REQUIRE(scale);
+  const auto [lo, hi] = std::minmax_element(scale->data, scale->data + scale->numel);
+  CHECK(q["kinds"]["head"]["weight_scale"][0].get<float>() == *lo);
+  CHECK(q["kinds"]["head"]["weight_scale"][1].get<float>() == *hi);
+  CHECK(model_summary(ModelFile::open(kModel)).contains("int8") == false);
 }

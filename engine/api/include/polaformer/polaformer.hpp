@@ -103,7 +103,7 @@ class Model {
     return s;
   }
   int num_classes() const { return pola_model_num_classes(handle_); }
-  // "fp32" or "bf16": what options.precision (POLA_PRECISION_*) resolved to.
+  // "fp32", "bf16" or "int8": what options.precision (POLA_PRECISION_*) resolved to.
   std::string precision() const { return pola_model_precision(handle_); }
   // Worker threads per run (options.threads 0 resolved to the core count).
   int threads() const { return pola_model_threads(handle_); }
