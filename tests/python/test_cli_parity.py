@@ -101,3 +101,27 @@ def test_classify_equals_pola_classify(model_and_path, samples):
 def test_info_equals_pola_info(model_and_path):
     model, path = model_and_path
     assert model.info == json.loads(pola("info", "--json", path))
+
+
+def test_int8_run_equals_pola_run(model_and_path, rng, tmp_path):
+    import re
+    import polaformer
+    _, path = model_and_path
+    quantized = tmp_path / "q.pola"
+    shape = polaformer.Model(path, threads=1).input_shape
+    np.save(tmp_path / "calibration.npy", rng.normal(size=(4, *shape)).astype(np.float32))
+    pola("quantize", "-m", path, "--calibration", tmp_path / "calibration.npy", "-o", quantized)
+    int8 = re.search(r"^\s*int8\s+(\S+)", pola("--version"), re.M).group(1)
+    if int8 == "none":
+        with pytest.raises(ValueError, match="AMX-INT8"):
+            polaformer.Model(str(quantized), threads=1, precision="int8")
+        return
+    model = polaformer.Model(str(quantized), threads=1, precision="int8")
+    assert model.precision == "int8"
+    x = rng.normal(size=(3, *model.input_shape)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    pola("run", "-m", quantized, "-i", tmp_path / "x.npy", "-o", tmp_path / "logits.npy", "--threads", 1,
+         "--precision", "int8")
+    np.testing.assert_array_equal(model.run(x), np.load(tmp_path / "logits.npy"))
+    with pytest.raises(ValueError, match="quantize it first"):
+        polaformer.Model(path, threads=1, precision="int8")
