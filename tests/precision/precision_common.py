@@ -1,4 +1,5 @@
-"""Shared by the precision tests: running `pola` and asking it whether bf16 is native here."""
+"""Shared by the precision tests: running `pola`, asking it whether bf16 is native here, and
+reading /proc/cpuinfo for the int8 instructions."""
 import subprocess
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
@@ -60,3 +61,33 @@ def skip_without_native_bf16(binary):
               "`pola --version` says this CPU has none")
         raise SystemExit(SKIP)
     print(f"native bf16: {isa}")
+
+
+def cpuinfo_int8(path="/proc/cpuinfo"):
+    """The int8 dot-product instructions /proc/cpuinfo lists, best first ('AMX-INT8',
+    'AVX512-VNNI', 'AVX-VNNI', or 'none'), or None where it cannot be read. `--precision int8`
+    needs one of them (the engine refuses it otherwise)."""
+    try:
+        with open(path) as f:
+            flags = next((set(l.split(":", 1)[1].split()) for l in f if l.startswith("flags")), None)
+    except OSError:
+        return None
+    if flags is None:
+        return None
+    if {"amx_tile", "amx_int8"} <= flags:
+        return "AMX-INT8"
+    if {"avx512f", "avx512_vnni"} <= flags:
+        return "AVX512-VNNI"
+    return "AVX-VNNI" if "avx_vnni" in flags else "none"
+
+
+def skip_without_int8(reason="int8 runs"):
+    """Exits with the skip code, saying why, on a CPU without AMX-INT8, AVX512-VNNI or AVX-VNNI
+    (per /proc/cpuinfo); returns the instructions found otherwise."""
+    isa = cpuinfo_int8()
+    if isa in (None, "none"):
+        print(f"SKIP: {reason} need int8 dot-product instructions (AMX-INT8, AVX512-VNNI or AVX-VNNI); "
+              f"/proc/cpuinfo lists {'none' if isa else 'nothing readable'}")
+        raise SystemExit(SKIP)
+    print(f"int8 instructions (/proc/cpuinfo): {isa}")
+    return isa
