@@ -34,6 +34,23 @@ void apply_gelu(kernels::KernelFn<Op::gelu, DType::f32> gelu, const TensorView &
   for (int64_t r = 0; r < y.rows(); ++r) gelu(y.f32() + r * y.ld(), y.cols(), threads);
 }
 
+// The node of a GEMM op: reads `in` (and dst when accumulating: the in-place
+// update of a residual stream), writes dst with `gemm(src view, dst view)`,
+// then applies GELU in place when asked.
+template <class Gemm>
+void add_gemm_node(BuildContext &ctx, const std::string &name, const TensorRef &in, const TensorRef &dst, bool gelu,
+                   bool accumulate, Precision precision, Gemm gemm) {
+  Plan &plan = ctx.plan;
+  std::vector<TensorRef> inputs{in};
+  if (accumulate) inputs.push_back(dst);
+  const auto gelu_fn = gelu ? resolve<Op::gelu, DType::f32>().fn : nullptr;
+  add_node(ctx, name, std::move(inputs), {dst}, [gemm, gelu_fn, &plan](const NodeArgs &io) {
+    const TensorView &y = io.out(0);
+    gemm(io.in(0), y);
+    if (gelu_fn) apply_gelu(gelu_fn, y, plan.threads);
+  }, precision);
+}
+
 // While calibrating (`pola quantize`), node `name.calibrate` folds the
 // layer's source rows into the recorder before the GEMM reads them.
 void add_calibration_node(BuildContext &ctx, const std::string &name, const std::string &prefix,
@@ -63,15 +80,9 @@ void add_matmul_node(BuildContext &ctx, const std::string &name, const LayerRole
   const TensorRef in = gemm_source(ctx, name, src, precision);
   auto *op = ctx.make<ops::Linear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, dst_bf16}, ctx.packed);
   Plan &plan = ctx.plan;
-  // Accumulating into dst reads it: the in-place update of a residual stream.
-  std::vector<TensorRef> inputs{in};
-  if (accumulate) inputs.push_back(dst);
-  const auto gelu_fn = gelu ? resolve<Op::gelu, DType::f32>().fn : nullptr;
-  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu_fn, &plan](const NodeArgs &io) {
-    const TensorView &y = io.out(0);
-    op->run(plan.stream, io.in(0).data(), y.data());
-    if (gelu_fn) apply_gelu(gelu_fn, y, plan.threads);
-  }, precision);
+  add_gemm_node(ctx, name, in, dst, gelu, accumulate, precision, [op, &plan](const TensorView &x, const TensorView &y) {
+    op->run(plan.stream, x.data(), y.data());
+  });
 }
 
 // Whether layer `prefix` runs as an int8 GEMM in this plan: the plan runs
@@ -104,14 +115,8 @@ void add_int8_matmul_node(BuildContext &ctx, const std::string &name, const ops:
   auto *op = ctx.make<ops::QuantizedLinear>(p, ops::LinearShape{src.rows, in.ld, dst.ld, accumulate, false},
                                             ctx.packed);
   Plan &plan = ctx.plan;
-  std::vector<TensorRef> inputs{in};
-  if (accumulate) inputs.push_back(dst);
-  const auto gelu_fn = gelu ? resolve<Op::gelu, DType::f32>().fn : nullptr;
-  add_node(ctx, name, std::move(inputs), {dst}, [op, gelu_fn, &plan](const NodeArgs &io) {
-    const TensorView &y = io.out(0);
-    op->run(plan.stream, io.in(0).s8(), y.f32());
-    if (gelu_fn) apply_gelu(gelu_fn, y, plan.threads);
-  }, Precision::int8);
+  add_gemm_node(ctx, name, in, dst, gelu, accumulate, Precision::int8,
+                [op, &plan](const TensorView &x, const TensorView &y) { op->run(plan.stream, x.s8(), y.f32()); });
 }
 
 // Rows [first, first + count) of each range of a (rows, width) tensor, concatenated.

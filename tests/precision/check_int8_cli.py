@@ -22,15 +22,7 @@ import sys
 
 import numpy as np
 
-from precision_common import pola
-
-
-def int8_instructions(binary, env=None):
-    for line in pola(binary, "--version", env=env).stdout.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0] == "int8":
-            return words[1]
-    raise RuntimeError("`pola --version` does not say which int8 instructions the CPU has")
+from precision_common import native_int8, pola
 
 
 def main():
@@ -81,7 +73,7 @@ def main():
     if not np.all(np.isfinite(deq)) or np.abs(deq - fp32).max() > 0.1 * np.abs(fp32).max():
         failures.append(f"fp32 run of the int8 file is far from the float file's: {np.abs(deq - fp32).max()}")
 
-    isa = int8_instructions(args.pola)
+    isa = native_int8(args.pola)
     print(f"int8 instructions here: {isa}")
     if isa != "none":
         pola(args.pola, "run", "-m", q, "-i", inp, "-o", out, "--precision", "int8")

@@ -1,5 +1,6 @@
 """Shared by the precision tests: running `pola`, asking it whether bf16 is native here, and
 reading /proc/cpuinfo for the int8 instructions."""
+import os
 import subprocess
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
@@ -61,6 +62,20 @@ def skip_without_native_bf16(binary):
               "`pola --version` says this CPU has none")
         raise SystemExit(SKIP)
     print(f"native bf16: {isa}")
+
+
+def native_int8(binary, env=None):
+    """The int8 instructions `pola --version` reports ('AMX-INT8', 'AVX512-VNNI', 'AVX-VNNI' or
+    'none'), failing (exit 1) where it disagrees with /proc/cpuinfo and no POLA_ISA cap is set."""
+    for line in pola(binary, "--version", env=env).stdout.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "int8":
+            listed = cpuinfo_int8()
+            if not (os.environ if env is None else env).get("POLA_ISA") and listed is not None and listed != words[1]:
+                print(f"FAIL: `pola --version` says the int8 instructions are {words[1]}, /proc/cpuinfo lists {listed}")
+                raise SystemExit(1)
+            return words[1]
+    raise RuntimeError("`pola --version` does not say which int8 instructions the CPU has")
 
 
 def cpuinfo_int8(path="/proc/cpuinfo"):
