@@ -296,9 +296,19 @@ def run_segment(model, kind, module, x, grid, prev_grid=None):
     from traps import RunContext
     ctx = RunContext(dump=True)
     if kind == "attn":
-        block = model.get_submodule(module)
-        block(x, grid[0], grid[1], ctx, module)   # the whole block runs; its ".attn" record is the half
-        return ctx.dumps[f"{module}.attn"]
+        # The block's forward up to its "<block>.attn" record (after the attention residual add).
+        class Reached(Exception):
+            pass
+
+        class StopAtAttn(RunContext):
+            def record(self, name, tensor):
+                if name == f"{module}.attn":
+                    raise Reached(tensor)
+        try:
+            model.get_submodule(module)(x, grid[0], grid[1], StopAtAttn(), module)
+        except Reached as done:
+            return done.args[0]
+        raise RuntimeError(f"{module} never recorded {module}.attn")
     if kind == "mlp":
         block = model.get_submodule(module)
         return x + block.mlp(layer_norm(block.norm2, x, block.norm2.eps), ctx)
