@@ -12,8 +12,10 @@ model and a random input (tests/reference/make_case.py, seed 19), random calibra
    dtypes (I8 exactly for the quantized layers), every F32 tensor and metadata entry of the
    float file unchanged, valid checksums, a JSON `quantization` entry; weight scales within
    1 float32 ulp, I8 weights equal except at rounding near-ties (|w/s - (k + 1/2)| < 2e-5, at
-   most 1e-4 of the weights), input scales within 1e-5 relative (the engine calibrates in fp32:
-   about 1e-6 here, up to 14 ulps).
+   most 1e-4 of the weights), input scales within 1e-4 relative (the engine calibrates with its
+   fp32 plan, which the parity suites hold to 1e-4 of the reference; a float32 calibration is
+   up to 6.3e-6 from the float64 one on the eight configs, while a divisor of 127.5 or 128, or a
+   maximum over fewer images, is off by >= 4e-3).
 2. `pola run --precision fp32` of the int8 file = the reference with the dequantized weights and
    float activations (tests/reference/int8_fake_quant.py, mode float_activations): 1e-4 of
    max|logit|, as the parity suites.
@@ -69,7 +71,7 @@ GROUP_ROW_TOL = 1e-3
 MAX_GROUP_OFF_ROWS = 0.5  # of each (kind, stage) group's rows
 TRAP_MIN_OFF_ROWS = 0.5
 WEIGHT_SCALE_ULPS = 1
-INPUT_SCALE_RTOL = 1e-5
+INPUT_SCALE_RTOL = 1e-4  # the engine calibrates with its fp32 plan, held to 1e-4 by parity
 TIE_WIDTH = 2e-5          # |w/s - (k + 1/2)| below this counts as a rounding near-tie
 MAX_TIE_FRACTION = 1e-4
 

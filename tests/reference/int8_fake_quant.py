@@ -122,7 +122,8 @@ class QuantizedModel:
         self.config = json.loads(meta["config"])
         if self.config.get("family") not in ("pvt", "swin"):
             raise ValueError(f"{path}: int8 is defined for the pvt and swin families only")
-        self.quantization = json.loads(meta["quantization"]) if "quantization" in meta else None
+        # The `quantization` entry is the file check's business (check_int8_logits.py), not needed here.
+        self.quantization = meta.get("quantization")
         self.layers = {}  # prefix -> {"q", "weight_scale", "input_scale"}
         state = {}
         for name, a in tensors.items():
@@ -141,8 +142,6 @@ class QuantizedModel:
                 raise ValueError(f"{path}: {name} has dtype {a.dtype}, expected F32 (or I8 for a weight)")
         if not self.layers:
             raise ValueError(f"{path}: no I8 weight: not an int8 model file")
-        if self.quantization is None:
-            raise ValueError(f"{path}: I8 weights but no `quantization` metadata")
         self.model = build_model(self.config).to(torch.float64)
         missing, unexpected = self.model.load_state_dict(
             {k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
@@ -297,9 +296,19 @@ def run_segment(model, kind, module, x, grid, prev_grid=None):
     from traps import RunContext
     ctx = RunContext(dump=True)
     if kind == "attn":
-        block = model.get_submodule(module)
-        block(x, grid[0], grid[1], ctx, module)   # the whole block runs; its ".attn" record is the half
-        return ctx.dumps[f"{module}.attn"]
+        # The block's forward up to its "<block>.attn" record (after the attention residual add).
+        class Reached(Exception):
+            pass
+
+        class StopAtAttn(RunContext):
+            def record(self, name, tensor):
+                if name == f"{module}.attn":
+                    raise Reached(tensor)
+        try:
+            model.get_submodule(module)(x, grid[0], grid[1], StopAtAttn(), module)
+        except Reached as done:
+            return done.args[0]
+        raise RuntimeError(f"{module} never recorded {module}.attn")
     if kind == "mlp":
         block = model.get_submodule(module)
         return x + block.mlp(layer_norm(block.norm2, x, block.norm2.eps), ctx)
