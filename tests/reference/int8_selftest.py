@@ -10,9 +10,11 @@ the F.linear interception, an integer matmul in numpy, the layer table built fro
 Prints one line per check, then `N passed, M failed`; exits non-zero on any failure.
 """
 import argparse
+import atexit
 import gzip
 import json
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -84,6 +86,7 @@ def case_files(arch, size, snap=False):
     if key in _made:
         return _made[key]
     d = tempfile.mkdtemp(prefix=f"int8_{arch}_")
+    atexit.register(shutil.rmtree, d, True)
     cfg = get_config(arch)
     model = build_model(cfg)
     randomize(model, 5)
