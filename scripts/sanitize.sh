@@ -53,9 +53,11 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # GEMMs, packing and to_bf16 conversions, runs under ASan in precision.bf16_logits_fast),
   # cli.memory_refusal (it runs `pola` under an RLIMIT_AS of 1 GiB, which an ASan binary cannot
   # start under: ASan reserves terabytes of shadow address space; the same refusals run under
-  # ASan in api.memory_refusal).
+  # ASan in api.memory_refusal), precision.int8_fashion (20,000 int8 images and a calibration run:
+  # the int8 GEMMs, quantize nodes and calibration recorder it drives run under ASan in
+  # precision.int8_logits_fast and precision.int8_cli), reference_int8_selftest (no binary of ours).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$)'
+        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$|precision\.int8_fashion$|reference_int8_selftest$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
