@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <regex>
 
@@ -148,6 +149,14 @@ bool parse_whole(const std::string &text, long long &value) {
   return !text.empty() && *end == '\0' && errno != ERANGE;
 }
 
+// A finite decimal number (strtod also reads "nan" and "inf": refused).
+bool parse_finite(const std::string &text, double &value) {
+  char *end = nullptr;
+  errno = 0;
+  value = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && errno != ERANGE && std::isfinite(value);
+}
+
 } // namespace
 
 std::string parse_error_message(const CLI::App &root, int argc, const char *const *argv, const std::string &what) {
@@ -173,6 +182,18 @@ CLI::Validator whole_number_in(long long lowest, long long highest) {
       [lowest, highest, range](std::string &text) -> std::string {
         long long v = 0;
         if (!parse_whole(text, v)) return quote(text) + " is not a whole number";
+        if (v < lowest || v > highest) return "must be in " + range + ", not " + text;
+        return "";
+      },
+      "in " + range);
+}
+
+CLI::Validator number_in(double lowest, double highest) {
+  const std::string range = CLI::detail::to_string(lowest) + ".." + CLI::detail::to_string(highest);
+  return CLI::Validator(
+      [lowest, highest, range](std::string &text) -> std::string {
+        double v = 0;
+        if (!parse_finite(text, v)) return quote(text) + " is not a number";
         if (v < lowest || v > highest) return "must be in " + range + ", not " + text;
         return "";
       },

@@ -32,6 +32,8 @@ std::string parse_error_message(const CLI::App &root, int argc, const char *cons
 // "no upper bound") or "Check X value in {...} OR {...} FAILED".
 CLI::Validator whole_number_in(long long lowest, long long highest);
 CLI::Validator whole_number_at_least(long long lowest);
+// A finite decimal number in [lowest, highest].
+CLI::Validator number_in(double lowest, double highest);
 // The value must be one of `names`, spelt exactly.
 CLI::Validator one_of(const std::vector<std::string> &names);
 

@@ -45,6 +45,14 @@ void print_int8(const nlohmann::json &q) {
     std::printf(": weights %s; activations %s; calibrated on %s", scheme.value("weights", "?").c_str(),
                 scheme.value("activations", "?").c_str(), scheme.value("calibration", "?").c_str());
   std::printf("\n");
+  if (scheme.is_object() && scheme.contains("accuracy") && scheme["accuracy"].is_string())
+    std::printf("    accuracy               %s\n", scheme["accuracy"].get<std::string>().c_str());
+  if (scheme.is_object() && scheme.contains("kept_float") && scheme["kept_float"].is_array()) {
+    std::printf("    kept float for accuracy");
+    for (const auto &layer : scheme["kept_float"])
+      if (layer.is_string()) std::printf(" %s", layer.get<std::string>().c_str());
+    std::printf("\n");
+  }
   for (const auto &kv : q["kinds"].items()) {
     const nlohmann::json &k = kv.value();
     std::printf("    %-22s %3lld x", kv.key().c_str(), static_cast<long long>(k.value("layers", 0)));

@@ -67,12 +67,15 @@ void write_int8_model(const ModelFile &in, const std::map<std::string, float> &i
   metadata.erase("checksum_algorithm");
   metadata.erase("tensor_checksums");
   metadata.erase("header_checksum");
-  metadata["quantization"] = nlohmann::json{
+  nlohmann::json quantization{
       {"weights", "int8 symmetric, per output channel"},
       {"activations", "int8 symmetric, per tensor, static (max |x| over the calibration images / 127)"},
       {"layers", int64_t(input_max_abs.size())},
       {"calibration", record.calibration},
-      {"images", record.images}}.dump();
+      {"images", record.images}};
+  if (!record.kept_float.empty()) quantization["kept_float"] = record.kept_float;
+  if (!record.accuracy.empty()) quantization["accuracy"] = record.accuracy;
+  metadata["quantization"] = quantization.dump();
   write_model_file(out_path, metadata, out);
 }
 

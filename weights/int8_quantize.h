@@ -30,6 +30,10 @@ float input_scale_for(float max_abs);
 struct QuantizeRecord {
   std::string calibration; // what the images were, for the `quantization` metadata
   int64_t images = 0;
+  // Layers that could run int8 but were kept float (--max-accuracy-drop), and the
+  // accuracy measured that decided it; both left out of the metadata when empty.
+  std::vector<std::string> kept_float;
+  std::string accuracy;
 };
 
 // Writes `out_path`: every tensor of `in` as stored, except that each layer P
