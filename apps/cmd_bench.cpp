@@ -3,6 +3,7 @@
 // share of the machine's measured fp32 GEMM peak, peak RSS, ISA, threads,
 // commit), and with --profile the time per named node.
 
+#include <filesystem>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -90,7 +91,7 @@ struct BenchArgs {
   int batch = 1, threads = 0, runs = 20, warmup = 3;
   pola::PrecisionRequest precision = pola::PrecisionRequest::fp32;
   double peak = 0;
-  bool json = false, profile = false;
+  bool json = false, profile = false, low_memory = false;
 };
 
 // One model at one precision, timed: run times, and per node the median of its runs.
@@ -184,6 +185,7 @@ void bench(const BenchArgs &a) {
   pola::ModelOptions opt;
   opt.threads = a.threads;
   opt.precision = a.precision;
+  opt.low_memory = a.low_memory;
   auto model = pola::Model::load(a.model, opt);
   const auto &cfg = model->config();
   const pola::Precision precision = model->precision().precision;
@@ -203,6 +205,7 @@ void bench(const BenchArgs &a) {
   const auto arena = model->arena_sizes(a.batch);
   const double arena_mb = arena.planned_bytes / 1e6, tensors_mb = arena.tensor_bytes / 1e6;
   const double packed_mb = model->packed_weight_bytes() / 1e6;
+  const double file_mb = static_cast<double>(std::filesystem::file_size(a.model)) / 1e6;
   // With a bf16 profile, the same model at fp32 beside it (loaded after the
   // figures above, so the peak RSS is the bf16 run's own).
   std::unique_ptr<pola::Model> fp32_model;
@@ -220,7 +223,7 @@ void bench(const BenchArgs &a) {
                      {"images_per_s", a.batch / (median / 1e3)}, {"gflop_per_run", gflop}, {"gflops", gflops},
                      {"peak_gflops", peak}, {"peak_share", gflops / peak}, {"peak_rss_mb", rss},
                      {"arena_planned_mb", arena_mb}, {"arena_tensors_mb", tensors_mb}, {"isa", isa},
-                     {"packed_weights_mb", packed_mb}, {"precision", pola::precision_name(precision)},
+                     {"packed_weights_mb", packed_mb}, {"file_mb", file_mb}, {"low_memory", a.low_memory}, {"precision", pola::precision_name(precision)},
                      {"precision_reason", model->precision().reason}, {"bf16_isa", bf16_isa},
                      {"cpu", pola::kernels::cpu_summary()}, {"commit", pola::app::git_revision()}};
     if (bf16_peak > 0) j["bf16_peak_gflops"] = bf16_peak;
@@ -257,8 +260,10 @@ void bench(const BenchArgs &a) {
   if (bf16_peak > 0)
     std::printf("           = %.1f%% of the measured bf16 GEMM peak (%.0f GFLOP/s)\n", 100 * gflops / bf16_peak,
                 bf16_peak);
-  std::printf("memory     peak RSS %.1f MB; packed weights %.1f MB; arena %.2f MB planned (sum of tensors %.2f MB)\n",
-              rss, packed_mb, arena_mb, tensors_mb);
+  std::printf("memory     peak RSS %.1f MB = %.2fx (file %.1f MB + arena); packed weights %.1f MB%s; arena %.2f MB "
+              "planned (sum of tensors %.2f MB)\n",
+              rss, rss / (file_mb + arena_mb), file_mb, packed_mb, a.low_memory ? " (low-memory mode)" : "", arena_mb,
+              tensors_mb);
   if (a.profile) {
     if (fp32_model) print_profile({{"fp32", &fp32_timing}, {"bf16", &t}});
     else print_profile({{pola::precision_name(precision), &t}});
@@ -285,6 +290,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   cmd->add_option("--peak-gflops", a->peak,
                   "fp32 peak to report the share of (default: measured now, best of oneDNN GEMMs of the models' "
                   "shapes after a warm-up)");
+  pola::app::add_low_memory_flag(*cmd, a->low_memory);
   cmd->add_flag("--json", a->json, "Print one JSON object");
   cmd->add_flag("--profile", a->profile, "Time every named node (a bf16 run is profiled beside the same model at fp32)");
   cmd->callback([a] { bench(*a); });

@@ -30,7 +30,7 @@ struct ClassifyArgs {
   std::vector<std::string> images;
   int top = 5, batch = 8, threads = 0;
   pola::PrecisionRequest precision = pola::PrecisionRequest::fp32;
-  bool json = false, verbose = false;
+  bool json = false, verbose = false, low_memory = false;
 };
 
 using pola::app::rank_classes;
@@ -81,6 +81,7 @@ void classify_command(const ClassifyArgs &a) {
   pola::ModelOptions opt;
   opt.threads = a.threads;
   opt.precision = a.precision;
+  opt.low_memory = a.low_memory;
   auto model = pola::Model::load(a.model, opt);
   const auto spec = pola::api::model_image_spec(*model, a.model);
   const auto names = model->class_names();
@@ -154,6 +155,7 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
       ->required();
   c->add_option("--top,-k", a->top, "Classes to show per image")->check(pola::app::whole_number_in(1, 1000000));
   c->add_option("--batch,-b", a->batch, "Images per run")->check(pola::app::whole_number_in(1, 4096));
+  pola::app::add_low_memory_flag(*c, a->low_memory);
   c->add_flag("--json", a->json, "One JSON object per image (JSON lines) instead of a table");
   c->add_option("--threads,-t", a->threads, "Worker threads (0 = all cores)")
       ->check(pola::app::whole_number_in(0, 1024));

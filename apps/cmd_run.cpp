@@ -22,12 +22,13 @@ namespace {
 
 void run_command(const std::string &model_path, const std::string &input_path, const std::string &output_path,
                  int threads, const std::string &dump_dir, bool allow_nonfinite, pola::PrecisionRequest precision,
-                 bool pad) {
+                 bool pad, bool low_memory) {
   pola::weights::check_output_is_not_input(output_path, {model_path, input_path});
   pola::ModelOptions opt;
   opt.threads = threads;
   opt.allow_nonfinite = allow_nonfinite;
   opt.precision = precision;
+  opt.low_memory = low_memory;
   auto model = pola::Model::load(model_path, opt);
   const auto &cfg = model->config();
   // The memory the run needs is checked from the array's header, before the
@@ -103,7 +104,11 @@ pola::app::RegisterCommand reg([](CLI::App &root) {
   pola::app::add_precision_option(*cmd, *precision);
   auto pad = std::make_shared<bool>(false);
   cmd->add_flag("--pad", *pad, "Pad the images with zeros (bottom, right) to the next size the model accepts");
-  cmd->callback([=] { run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision, *pad); });
+  auto low_memory = std::make_shared<bool>(false);
+  pola::app::add_low_memory_flag(*cmd, *low_memory);
+  cmd->callback([=] {
+    run_command(*model, *input, *output, *threads, *dump, *allow_nonfinite, *precision, *pad, *low_memory);
+  });
 });
 
 } // namespace

@@ -31,4 +31,11 @@ inline CLI::Option *add_precision_option(CLI::App &cmd, PrecisionRequest &out) {
       ->default_str("fp32");
 }
 
+// `--low-memory` (ModelOptions::low_memory), worded alike on every command that has it.
+inline CLI::Option *add_low_memory_flag(CLI::App &cmd, bool &out) {
+  return cmd.add_flag("--low-memory", out,
+                      "Read fp32 weights straight from the model file, without packed copies (less memory, "
+                      "slower GEMMs)");
+}
+
 } // namespace pola::app

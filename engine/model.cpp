@@ -42,6 +42,7 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   if (options.calibration && precision.precision != Precision::fp32)
     throw InputError(path + ": calibration runs the model in fp32, not " + precision_name(precision.precision));
   m->calibration_ = options.calibration;
+  m->packed_.set_plain_only(options.low_memory);
   // Building the batch-1 plan checks every tensor against the config; then
   // nothing may be left over. Its primitives are created for the model's team size.
   ScopedOmpThreads team(threads);
@@ -50,7 +51,9 @@ std::unique_ptr<Model> Model::load(const std::string &path, const ModelOptions &
   auto plan = m->build(key);
   m->weights_.check_all_used();
   m->release(std::move(plan));
-  m->weights_.release_file_pages();
+  // Packed copies made, the file's pages are not needed again (unless the
+  // weights are read from the file itself: low-memory mode).
+  if (!options.low_memory) m->weights_.release_file_pages();
   return m;
 }
 

@@ -33,6 +33,11 @@ struct ModelOptions {
   // `pola quantize`: run fp32 and record each int8-capable linear layer's
   // input range here (engine/calibration.h). Must outlive the model.
   CalibrationRecorder *calibration = nullptr;
+  // Low-memory mode (edge devices): fp32 GEMMs and convolutions read their
+  // weights straight from the mapped file instead of a packed copy, so resident
+  // memory is about the file plus the arena; runs are slower where the packed
+  // layout was faster. Depthwise, bf16 and int8 weights are still packed.
+  bool low_memory = false;
 };
 
 class Model {

@@ -26,6 +26,14 @@ class PackedWeightCache {
   // AMX bf16 GEMM (kernels/gemm_bf16.h), 64-byte aligned, packed once.
   const uint16_t *gemm_bf16_tiles(const void *user, bool user_bf16, const kernels::Bf16GemmLayout &layout);
   size_t packed_bytes() const { return bytes_; }
+  // Low-memory mode: a GEMM or convolution is asked to read its weights as the
+  // file stores them (`user`) instead of in the layout it prefers (`any`), so
+  // no second copy exists; only where the dtypes agree (fp32 from an F32 file).
+  void set_plain_only(bool on) { plain_only_ = on; }
+  bool plain_only() const { return plain_only_; }
+  dnnl::memory::desc weights_layout(const dnnl::memory::desc &user, const dnnl::memory::desc &any) const {
+    return plain_only_ && user.data.data_type == any.data.data_type ? user : any;
+  }
 
  private:
   struct FreeDeleter {
@@ -35,6 +43,7 @@ class PackedWeightCache {
   std::mutex mutex_;
   std::map<std::pair<const void *, std::string>, dnnl::memory> packed_;
   size_t bytes_ = 0;
+  bool plain_only_ = false;
 };
 
 } // namespace pola

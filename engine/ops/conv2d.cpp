@@ -18,7 +18,10 @@ Conv2d::Conv2d(const Conv2dShape &s, const void *weight, bool weight_stored_bf16
   // Grouped layout (goihw) for any group count; (out, in/groups, k, k) is its row-major order.
   const dnnl::memory::dims wdims{s.groups, s.out_ch / s.groups, s.in_ch / s.groups, s.kernel, s.kernel};
   const dnnl::memory::desc user_w(wdims, weight_stored_bf16 ? dt::bf16 : dt::f32, tag::goihw);
-  const dnnl::memory::desc any_w(wdims, compute, tag::any);
+  // Depthwise weights stay packed even in low-memory mode: they are small, and oneDNN's
+  // depthwise kernels need their blocked layout.
+  const dnnl::memory::desc packed_w(wdims, compute, tag::any);
+  const dnnl::memory::desc any_w = s.groups == 1 ? cache.weights_layout(user_w, packed_w) : packed_w;
   const dnnl::memory::desc bias_md({s.out_ch}, dt::f32, tag::x);
   const dnnl::memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
   dnnl::post_ops po;

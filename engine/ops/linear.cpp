@@ -33,7 +33,7 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   dnnl::memory::desc src_md({s_.rows, p.in}, compute, {s_.ld_src, 1});
   // PyTorch's (out, in) row-major weight is the (in, out) matrix with strides (1, in).
   dnnl::memory::desc user_w({p.in, p.out}, p.weight_stored_bf16 ? dt::bf16 : dt::f32, {1, p.in});
-  dnnl::memory::desc any_w({p.in, p.out}, compute, tag::any);
+  const dnnl::memory::desc any_w = cache.weights_layout(user_w, {{p.in, p.out}, compute, tag::any});
   dnnl::memory::desc dst_md({s_.rows, p.out}, bf16 && s_.dst_bf16 ? dt::bf16 : dt::f32, {s_.ld_dst, 1});
   dnnl::post_ops po;
   if (s_.accumulate) po.append_sum(1.f);
