@@ -31,6 +31,11 @@ def main():
     ap.add_argument("--input", help="float32 NCHW .npy (default: fixed random images)")
     ap.add_argument("--output", help="write the last run's logits here (.npy, float32)")
     ap.add_argument("--bf16", action="store_true", help="model and input cast with .bfloat16()")
+    ap.add_argument("--int8", action="store_true",
+                    help="dynamic int8 quantization of the Linear layers (quantize_dynamic, qint8)")
+    ap.add_argument("--qengine", default="onednn",
+                    help="torch.backends.quantized.engine for --int8 (Debian's torch 1.13 has no fbgemm: "
+                         "its engines are qnnpack, onednn)")
     args = ap.parse_args()
 
     # The default here can be 1 (PEERS.md); inter-op parallelism plays no part in one forward pass.
@@ -44,6 +49,9 @@ def main():
                                                                          dtype=np.float32))
     if args.bf16:
         model, images = model.bfloat16(), images.bfloat16()
+    if args.int8:
+        torch.backends.quantized.engine = args.qengine
+        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     times = []
     with torch.inference_mode():
         for _ in range(args.warmup):
@@ -55,7 +63,8 @@ def main():
     if args.output:
         np.save(args.output, logits.float().numpy())
     print(json.dumps({
-        "engine": "pytorch_bf16" if args.bf16 else "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
+        "engine": "pytorch_int8" if args.int8 else "pytorch_bf16" if args.bf16 else "pytorch",
+        "qengine": torch.backends.quantized.engine if args.int8 else None, "version": torch.__version__, "threads": torch.get_num_threads(),
         "batch": int(images.shape[0]), "times_ms": times,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }))
