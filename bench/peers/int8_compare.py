@@ -68,6 +68,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="timed runs per process at batch 1 (batch 8: a third)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--calib-images", type=int, default=32)
+    ap.add_argument("--peak-gflops", type=float, default=234.0, help="passed to `pola bench` (compare.py's DEFAULT_PEAK_GFLOPS)")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--pola", default=os.path.join(HERE, "..", "..", "build", "apps", "pola"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
@@ -88,7 +89,8 @@ def main():
         log(f"{arch}: ORT int8 kernels {json.dumps(results['ort_int8_kernels'][arch])}")
         cases.append(case)
 
-    runners = Runners(pola, lambda b: args.runs if b == 1 else max(3, args.runs // 3), args.warmup, 0,
+    # --peak-gflops: given, so that no engine process spends its time measuring the fp32 peak itself
+    runners = Runners(pola, lambda b: args.runs if b == 1 else max(3, args.runs // 3), args.warmup, args.peak_gflops,
                       timeout_s=900)
     for case in cases:
         for batch in batches:

@@ -33,6 +33,12 @@ def main():
     ap.add_argument("--float", required=True, help="the float model file the ONNX export was made from")
     ap.add_argument("--int8", required=True, help="the `pola quantize` output of that file")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--activations", choices=("int8", "uint8"), default="int8",
+                    help="uint8: zero point 128, the same scale and the same grid as int8 with zero point 0 "
+                         "(values -128..127), the form ORT's x86 kernels prefer")
+    ap.add_argument("--per-tensor-weights", action="store_true",
+                    help="diagnostic only: one weight scale per layer (the max of the file's), weights requantized; "
+                         "NOT the engine's scales")
     args = ap.parse_args()
 
     ftensors, _ = safetensors_io.load_file(args.float)
@@ -64,13 +70,24 @@ def main():
                 q = qtensors[prefix + ".weight"]
                 wscale = np.asarray(qtensors[prefix + ".weight_scale"], dtype=np.float32)
                 xscale = np.asarray(qtensors[prefix + ".input_scale"], dtype=np.float32).reshape(())
+                if args.per_tensor_weights:
+                    w = q.astype(np.float32) * wscale[:, None]
+                    wscale = np.full(wscale.shape, wscale.max(), np.float32)
+                    q = np.clip(np.rint(w / wscale[:, None]), -127, 127).astype(np.int8)
+                    wscale, wz = np.asarray(wscale.max(), np.float32), np.zeros((), np.int8)
+                else:
+                    wz = np.zeros(wscale.shape, np.int8)
+                if args.activations == "uint8":
+                    xz = np.full((), 128, np.uint8)
+                else:
+                    xz = np.zeros((), np.int8)
                 tag = f"{prefix}.{len(done)}"
                 wq = q.T if node.op_type == "MatMul" else q
                 new_inits += [numpy_helper.from_array(np.ascontiguousarray(wq), tag + ".wq"),
                               numpy_helper.from_array(wscale, tag + ".ws"),
-                              numpy_helper.from_array(np.zeros(wscale.shape, np.int8), tag + ".wz"),
+                              numpy_helper.from_array(wz, tag + ".wz"),
                               numpy_helper.from_array(xscale, tag + ".xs"),
-                              numpy_helper.from_array(np.zeros((), np.int8), tag + ".xz")]
+                              numpy_helper.from_array(xz, tag + ".xz")]
                 new_nodes += [
                     helper.make_node("QuantizeLinear", [node.input[0], tag + ".xs", tag + ".xz"], [tag + ".xq"]),
                     helper.make_node("DequantizeLinear", [tag + ".xq", tag + ".xs", tag + ".xz"], [tag + ".xd"]),
@@ -81,6 +98,33 @@ def main():
                                         **{a.name: helper.get_attribute_value(a) for a in node.attribute})
                 done.add(prefix)
         new_nodes.append(node)
+    # The bias Add after each QDQ MatMul gets its 1-D bias reshaped to the rank of the MatMul's output,
+    # (1, ..., 1, N): the same values and the same sum, but ORT's MatMulAddFusion (level 1) then leaves the
+    # MatMul alone, which otherwise turns MatMul + Add into a float Gemm between Reshapes before the QDQ
+    # transformers run, so that no int8 kernel is left (measured: 0 fused of 40 on pola_pvt_tiny). With it
+    # ORT makes MatMulIntegerToFloat + Add.
+    ranks = {}
+    inferred = onnx.shape_inference.infer_shapes(onnx.load(args.onnx, load_external_data=False))
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+        if vi.type.tensor_type.HasField("shape"):
+            ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
+    qmm = {n.output[0] for n in new_nodes if n.op_type == "MatMul" and n.input[1].endswith(".wd")}
+    reshaped = 0
+    for n in new_nodes:
+        if n.op_type != "Add":
+            continue
+        for m, c in ((0, 1), (1, 0)):  # torch writes Add(bias, MatMul) or Add(MatMul, bias)
+            if n.input[m] in qmm and n.input[c] in inits:
+                bias = numpy_helper.to_array(inits[n.input[c]])
+                if bias.ndim == 1:
+                    # the rank shape inference gives, else 3: these models' Linear inputs are (B, N, C) or
+                    # (B, H, W, C), and the head (2-D) is a Gemm, not one of these MatMuls
+                    rank = ranks.get(n.input[m]) if ranks.get(n.input[m], 0) > 2 else 3
+                    name = n.input[c] + f".rank{rank}"
+                    new_inits.append(numpy_helper.from_array(bias.reshape((1,) * (rank - 1) + bias.shape),
+                                                             name))
+                    n.input[c] = name
+                    reshaped += 1
     del graph.node[:]
     graph.node.extend(new_nodes)
     graph.initializer.extend(new_inits)
@@ -91,7 +135,7 @@ def main():
     onnx.checker.check_model(model)
     onnx.save(model, args.out)
     all_i8 = sorted(k[:-len(".weight")] for k, v in qtensors.items() if v.dtype == np.int8)
-    print(json.dumps({"out": args.out, "qdq_layers": len(done), "int8_layers_in_file": len(all_i8),
+    print(json.dumps({"out": args.out, "qdq_layers": len(done), "int8_layers_in_file": len(all_i8), "bias_adds_reshaped": reshaped,
                       "not_found": [p for p in all_i8 if p not in done]}))
 
 
