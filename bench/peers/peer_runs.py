@@ -165,6 +165,7 @@ class Runners:
             details = {"version": result.get("version"), "runs": len(result["times_ms"])}
             if result.get("qengine"):
                 details["qengine"] = result["qengine"]
+                details["int8_linears"] = result.get("int8_linears")
             if "session_create_ms" in result:
                 details["session_create_ms"] = result["session_create_ms"]
         return Measurement(engine, case.arch, batch, threads, round_index, median, p90, rss,

@@ -51,7 +51,12 @@ def main():
         model, images = model.bfloat16(), images.bfloat16()
     if args.int8:
         torch.backends.quantized.engine = args.qengine
+        linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        # quantize_dynamic swaps nn.Linear modules; a weight used through F.linear (pola_swin's qkv, for its
+        # q/v-only bias) stays float
+        int8_linears = sum(type(m).__name__ == "Linear" and type(m).__module__.startswith("torch.ao.nn.quantized")
+                           or "quantized" in type(m).__module__ for m in model.modules())
     times = []
     with torch.inference_mode():
         for _ in range(args.warmup):
@@ -64,7 +69,8 @@ def main():
         np.save(args.output, logits.float().numpy())
     print(json.dumps({
         "engine": "pytorch_int8" if args.int8 else "pytorch_bf16" if args.bf16 else "pytorch",
-        "qengine": torch.backends.quantized.engine if args.int8 else None, "version": torch.__version__, "threads": torch.get_num_threads(),
+        "qengine": torch.backends.quantized.engine if args.int8 else None,
+        "int8_linears": f"{int8_linears} of {linears} nn.Linear" if args.int8 else None, "version": torch.__version__, "threads": torch.get_num_threads(),
         "batch": int(images.shape[0]), "times_ms": times,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }))
