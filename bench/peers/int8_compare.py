@@ -73,6 +73,8 @@ def main():
     ap.add_argument("--pola", default=os.path.join(HERE, "..", "..", "build", "apps", "pola"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--no-spin", action="store_true",
+                    help="no busy-waiting threads (OMP_WAIT_POLICY=passive, ORT allow_spinning 0): for a loaded machine")
     args = ap.parse_args()
     pola = os.path.abspath(args.pola)
     batches = [int(b) for b in args.batches.split(",")]
@@ -91,7 +93,7 @@ def main():
 
     # --peak-gflops: given, so that no engine process spends its time measuring the fp32 peak itself
     runners = Runners(pola, lambda b: args.runs if b == 1 else max(3, args.runs // 3), args.warmup, args.peak_gflops,
-                      timeout_s=900)
+                      timeout_s=900, no_spin=args.no_spin)
     for case in cases:
         for batch in batches:
             for r in range(args.rounds):

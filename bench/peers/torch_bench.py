@@ -52,11 +52,16 @@ def main():
     if args.int8:
         torch.backends.quantized.engine = args.qengine
         linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())
-        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        # pola_swin's attention calls F.linear(x, self.qkv.weight, ...) (for its q/v-only bias): a swapped
+        # qkv module has no weight tensor there ("linear(): argument 'weight' must be Tensor, not method"),
+        # so on Swin the qkv layers stay fp32 and every other nn.Linear is quantized.
+        names = {n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)
+                 and not (n.endswith(".qkv") and cfg.get("family") == "swin")}
+        spec = {n: torch.ao.quantization.default_dynamic_qconfig for n in names}
+        model = torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8)
         # quantize_dynamic swaps nn.Linear modules; a weight used through F.linear (pola_swin's qkv, for its
         # q/v-only bias) stays float
-        int8_linears = sum(type(m).__name__ == "Linear" and type(m).__module__.startswith("torch.ao.nn.quantized")
-                           or "quantized" in type(m).__module__ for m in model.modules())
+        int8_linears = sum(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in model.modules())
     times = []
     with torch.inference_mode():
         for _ in range(args.warmup):
