@@ -2,7 +2,7 @@
 // Times one ONNX model in ONNX Runtime (onnxruntime-node) and prints one JSON line.
 //
 //   node ort_bench.js --model M.onnx --shape 1,3,224,224 --threads N [--runs R] [--warmup W]
-//                     [--input X.f32] [--output Y.f32] [--spin 0|1]
+//                     [--input X.f32] [--output Y.f32] [--spin 0|1] [--optimized OUT.onnx]
 //
 // --input / --output are raw little-endian float32 files (the caller knows the shapes); without
 // --input the images are a fixed pseudo-random pattern, which is all timing needs.
@@ -69,6 +69,9 @@ async function main() {
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
   };
+  // --optimized PATH: ORT writes the graph it runs after its optimizations (how many QDQ groups it fused
+  // into int8 kernels: count_ort_ops.py).
+  if (args.optimized !== undefined) options.optimizedModelFilePath = args.optimized;
   if (args.spin !== undefined) options.extra = { session: { intra_op: { allow_spinning: String(args.spin) } } };
   const createStart = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(args.model, options);

@@ -92,6 +92,16 @@ def child_env(extra, unset=()):
     return env
 
 
+def int8_model_path(case):
+    """The int8 file of a case: `pola quantize` of its model.pola (int8_compare.py makes it)."""
+    return os.path.join(case.dir, "model.int8.pola")
+
+
+def int8_onnx_path(case, batch):
+    """The QDQ ONNX graph of a case at one batch size (qdq_export.py, from int8_model_path's scales)."""
+    return os.path.join(case.dir, f"b{batch}.int8.onnx")
+
+
 class Runners:
     """How to start each engine; `measure(engine, ...)` runs one process and returns a Measurement."""
 
@@ -112,24 +122,29 @@ class Runners:
             extra = dict(self.extra_env, OMP_WAIT_POLICY="passive")
         else:
             extra = self.extra_env
-        if engine in ("engine", "engine_bf16"):
+        if engine in ("engine", "engine_bf16", "engine_int8"):
             # engine_bf16: `--precision bf16` (refused, and so a failed row, on a CPU without native bf16).
-            precision = "bf16" if engine == "engine_bf16" else "fp32"
+            # engine_int8: `--precision int8` on the file `pola quantize` made (int8_model_path, below).
+            precision = {"engine": "fp32", "engine_bf16": "bf16", "engine_int8": "int8"}[engine]
+            model = int8_model_path(case) if engine == "engine_int8" else case.model_path
             peak = ["--peak-gflops", str(self.peak_gflops)] if self.peak_gflops else []
-            return [self.pola, "bench", "--model", case.model_path, "--batch", str(batch), "--threads", str(threads),
+            return [self.pola, "bench", "--model", model, "--batch", str(batch), "--threads", str(threads),
                     "--runs", str(runs), "--warmup", str(self.warmup), "--json", "--precision", precision] + peak, \
                 child_env(extra)
-        if engine in ("pytorch", "pytorch_openblas_unset", "pytorch_bf16"):
+        if engine in ("pytorch", "pytorch_openblas_unset", "pytorch_bf16", "pytorch_int8"):
             unset = OPENBLAS_TUNING_VARS if engine == "pytorch_openblas_unset" else ()
             env = child_env(extra, unset)
             # pytorch_bf16: the whole model and the input cast with .bfloat16() (torch 1.13's CPU autocast
             # fails on these models in layer_norm).
             return ["/usr/bin/python3", os.path.join(HERE, "torch_bench.py"), "--model", case.model_path,
                     "--batch", str(batch), "--threads", str(threads), "--runs", str(runs),
-                    "--warmup", str(self.warmup)] + (["--bf16"] if engine == "pytorch_bf16" else []), env
-        if engine == "ort":
+                    "--warmup", str(self.warmup)] + (["--bf16"] if engine == "pytorch_bf16" else []) + \
+                (["--int8"] if engine == "pytorch_int8" else []), env
+        if engine in ("ort", "ort_int8"):
+            # ort_int8: the QDQ graph qdq_export.py wrote from the engine's int8 file (int8_onnx_path).
             shape = ",".join(str(d) for d in (batch, case.channels, case.size, case.size))
-            return ["node", os.path.join(HERE, "ort_bench.js"), "--model", case.onnx_path(batch), "--shape", shape,
+            onnx_model = int8_onnx_path(case, batch) if engine == "ort_int8" else case.onnx_path(batch)
+            return ["node", os.path.join(HERE, "ort_bench.js"), "--model", onnx_model, "--shape", shape,
                     "--threads", str(threads), "--runs", str(runs), "--warmup", str(self.warmup)] + \
                 (["--spin", "0"] if self.no_spin else []), child_env(extra)
         raise ValueError(f"unknown engine {engine}")
@@ -140,7 +155,7 @@ class Runners:
         out, rss, wall = run_measured(cmd, env=env, cwd=HERE, timeout_s=self.timeout_s)
         load_after = os.getloadavg()[0]
         result = last_json_line(out)
-        if engine in ("engine", "engine_bf16"):
+        if engine in ("engine", "engine_bf16", "engine_int8"):
             median, p90 = result["median_ms"], result["p90_ms"]
             details = {k: result[k] for k in ("isa", "commit", "gflops", "peak_share", "images_per_s", "precision",
                                               "bf16_isa", "peak_gflops", "packed_weights_mb") if k in result}
@@ -148,6 +163,9 @@ class Runners:
         else:
             median, p90 = percentile(result["times_ms"], 0.5), percentile(result["times_ms"], 0.9)
             details = {"version": result.get("version"), "runs": len(result["times_ms"])}
+            if result.get("qengine"):
+                details["qengine"] = result["qengine"]
+                details["int8_linears"] = result.get("int8_linears")
             if "session_create_ms" in result:
                 details["session_create_ms"] = result["session_create_ms"]
         return Measurement(engine, case.arch, batch, threads, round_index, median, p90, rss,

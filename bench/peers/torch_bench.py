@@ -31,6 +31,11 @@ def main():
     ap.add_argument("--input", help="float32 NCHW .npy (default: fixed random images)")
     ap.add_argument("--output", help="write the last run's logits here (.npy, float32)")
     ap.add_argument("--bf16", action="store_true", help="model and input cast with .bfloat16()")
+    ap.add_argument("--int8", action="store_true",
+                    help="dynamic int8 quantization of the Linear layers (quantize_dynamic, qint8)")
+    ap.add_argument("--qengine", default="onednn",
+                    help="torch.backends.quantized.engine for --int8 (Debian's torch 1.13 has no fbgemm: "
+                         "its engines are qnnpack, onednn)")
     args = ap.parse_args()
 
     # The default here can be 1 (PEERS.md); inter-op parallelism plays no part in one forward pass.
@@ -44,6 +49,19 @@ def main():
                                                                          dtype=np.float32))
     if args.bf16:
         model, images = model.bfloat16(), images.bfloat16()
+    if args.int8:
+        torch.backends.quantized.engine = args.qengine
+        linears = sum(isinstance(m, torch.nn.Linear) for m in model.modules())
+        # pola_swin's attention calls F.linear(x, self.qkv.weight, ...) (for its q/v-only bias): a swapped
+        # qkv module has no weight tensor there ("linear(): argument 'weight' must be Tensor, not method"),
+        # so on Swin the qkv layers stay fp32 and every other nn.Linear is quantized.
+        names = {n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)
+                 and not (n.endswith(".qkv") and cfg.get("family") == "swin")}
+        spec = {n: torch.ao.quantization.default_dynamic_qconfig for n in names}
+        model = torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8)
+        # quantize_dynamic swaps nn.Linear modules; a weight used through F.linear (pola_swin's qkv, for its
+        # q/v-only bias) stays float
+        int8_linears = sum(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in model.modules())
     times = []
     with torch.inference_mode():
         for _ in range(args.warmup):
@@ -55,7 +73,9 @@ def main():
     if args.output:
         np.save(args.output, logits.float().numpy())
     print(json.dumps({
-        "engine": "pytorch_bf16" if args.bf16 else "pytorch", "version": torch.__version__, "threads": torch.get_num_threads(),
+        "engine": "pytorch_int8" if args.int8 else "pytorch_bf16" if args.bf16 else "pytorch",
+        "qengine": torch.backends.quantized.engine if args.int8 else None,
+        "int8_linears": f"{int8_linears} of {linears} nn.Linear" if args.int8 else None, "version": torch.__version__, "threads": torch.get_num_threads(),
         "batch": int(images.shape[0]), "times_ms": times,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
     }))
