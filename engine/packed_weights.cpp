@@ -33,6 +33,7 @@ dnnl::memory PackedWeightCache::get(const void *user, const dnnl::memory::desc &
 }
 
 void PackedWeightCache::FreeDeleter::operator()(uint16_t *p) const { std::free(p); }
+void PackedWeightCache::FreeDeleter::operator()(float *p) const { std::free(p); }
 
 const uint16_t *PackedWeightCache::gemm_bf16_tiles(const void *user, bool user_bf16,
                                                    const kernels::Bf16GemmLayout &layout) {
@@ -46,6 +47,21 @@ const uint16_t *PackedWeightCache::gemm_bf16_tiles(const void *user, bool user_b
   kernels::pack_gemm_bf16_weights(user, user_bf16, layout, mem);
   bytes_ += bytes;
   return tiles_.emplace(user, std::move(owned)).first->second.get();
+}
+
+const float *PackedWeightCache::gemm_f32_panels(const void *user, bool user_bf16,
+                                                const kernels::F32GemmLayout &layout) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto key = std::make_pair(user, layout.nr);
+  auto it = panels_.find(key);
+  if (it != panels_.end()) return it->second.get();
+  const size_t bytes = (static_cast<size_t>(layout.packed_elems()) * sizeof(float) + 63) / 64 * 64;
+  auto *mem = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!mem) throw std::bad_alloc();
+  std::unique_ptr<float[], FreeDeleter> owned(mem);
+  kernels::pack_gemm_f32_weights(user, user_bf16, layout, mem);
+  bytes_ += bytes;
+  return panels_.emplace(key, std::move(owned)).first->second.get();
 }
 
 } // namespace pola

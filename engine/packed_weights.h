@@ -13,6 +13,7 @@
 #include <dnnl.hpp>
 
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_f32.h"
 
 namespace pola {
 
@@ -25,6 +26,11 @@ class PackedWeightCache {
   // `user` (PyTorch (out, in) row-major, float or bf16 bits) pre-tiled for the
   // AMX bf16 GEMM (kernels/gemm_bf16.h), 64-byte aligned, packed once.
   const uint16_t *gemm_bf16_tiles(const void *user, bool user_bf16, const kernels::Bf16GemmLayout &layout);
+  // `user` (PyTorch (out, in) row-major, float or bf16 bits) packed into the
+  // own fp32 GEMM's panels (kernels/gemm_f32.h), 64-byte aligned, once per
+  // (tensor, panel width). Made in low-memory mode too: that kernel has no
+  // plain-layout form.
+  const float *gemm_f32_panels(const void *user, bool user_bf16, const kernels::F32GemmLayout &layout);
   size_t packed_bytes() const { return bytes_; }
   // Low-memory mode: a GEMM or convolution is asked to read its weights as the
   // file stores them (`user`) instead of in the layout it prefers (`any`), so
@@ -38,8 +44,10 @@ class PackedWeightCache {
  private:
   struct FreeDeleter {
     void operator()(uint16_t *p) const;
+    void operator()(float *p) const;
   };
   std::map<const void *, std::unique_ptr<uint16_t[], FreeDeleter>> tiles_;
+  std::map<std::pair<const void *, int64_t>, std::unique_ptr<float[], FreeDeleter>> panels_;
   std::mutex mutex_;
   std::map<std::pair<const void *, std::string>, dnnl::memory> packed_;
   size_t bytes_ = 0;

@@ -89,6 +89,10 @@ template <> EntryList<Op::swish, DType::f32> entries() {
   static const Entry<Op::swish, DType::f32> e[] = {POLA_SIMD_ENTRIES(swish, swish)};
   return list(e);
 }
+template <> EntryList<Op::gemm, DType::f32> entries() {
+  static const Entry<Op::gemm, DType::f32> e[] = {POLA_SIMD_ENTRIES(gemm_f32, gemm_f32)};
+  return list(e);
+}
 
 #undef POLA_SIMD_ENTRIES
 
@@ -135,6 +139,15 @@ template <> EntryList<Op::gemm, DType::bf16> entries() {
       {Isa::amx_bf16, isa::kAmxGemm},
       {Isa::scalar, &reference::gemm_bf16, nullptr, Isa::amx_bf16, /*oracle_only=*/true}};
   return list(e);
+}
+
+int64_t gemm_f32_panel_width(Isa isa) {
+  switch (isa) {
+  case Isa::scalar: return 8;
+  case Isa::avx2: return isa::kAvx2.gemm_f32_nr;
+  case Isa::avx512: return isa::kAvx512.gemm_f32_nr;
+  default: return 0;
+  }
 }
 
 } // namespace pola::kernels

@@ -13,7 +13,9 @@
 //                    operands (rounded to nearest even) with fp32
 //                    accumulation; everything else stays fp32 and the inputs
 //                    and outputs are fp32.
-//   gemm             keyed bf16: bf16 operands, fp32 sums (AMX tiles).
+//   gemm             keyed bf16: bf16 operands, fp32 sums (AMX tiles);
+//                    keyed f32: the own fp32 GEMM (kernels/gemm_f32.h), used
+//                    where the engine's GEMM provider says so.
 // Every (op, dtype) has a scalar reference under Isa::scalar: the test oracle.
 //
 // Using it:
@@ -29,6 +31,7 @@
 #include "kernels/attention_args.h"
 #include "kernels/dtype.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_f32.h"
 #include "kernels/isa.h"
 
 namespace pola::kernels {
@@ -145,7 +148,13 @@ template <> struct Signature<Op::swish, DType::f32> {
   using Shape = AnyShape;
   static constexpr bool falls_back_to_fp32 = false;
 };
-// No fp32 entry: the fp32 GEMMs are oneDNN's, so no kernel resolved means "use oneDNN".
+// The own fp32 GEMM (kernels/gemm_f32.h); weights packed for the resolved
+// ISA's gemm_f32_panel_width().
+template <> struct Signature<Op::gemm, DType::f32> {
+  using Fn = void (*)(const F32GemmArgs &args);
+  using Shape = AnyShape;
+  static constexpr bool falls_back_to_fp32 = false;
+};
 template <> struct Signature<Op::gemm, DType::bf16> {
   using Fn = void (*)(const Bf16GemmArgs &args);
   using Shape = Bf16GemmArgs;
@@ -191,6 +200,7 @@ template <> EntryList<Op::polarity_attention, DType::bf16> entries();
 template <> EntryList<Op::window_attention, DType::f32> entries();
 template <> EntryList<Op::window_attention, DType::bf16> entries();
 template <> EntryList<Op::gemm, DType::bf16> entries();
+template <> EntryList<Op::gemm, DType::f32> entries();
 template <> EntryList<Op::softmax_attention, DType::f32> entries();
 template <> EntryList<Op::depthwise_conv, DType::f32> entries();
 template <> EntryList<Op::swish, DType::f32> entries();

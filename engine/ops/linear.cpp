@@ -13,7 +13,11 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   if (s_.ld_src == 0) s_.ld_src = p.in;
   if (s_.ld_dst == 0) s_.ld_dst = p.out;
   const bool bf16 = p.precision == Precision::bf16;
-  if (bf16 && own_bf16_gemm_wins(s_.rows, p.in, p.out) && (own_ = kernels::resolve<kernels::Op::gemm, DType::bf16>(kernels::Bf16GemmArgs{}).fn)) {
+  // The plan is built inside the model's ScopedOmpThreads, so omp_get_max_threads()
+  // is the model's team size, the same one oneDNN's primitives are created for.
+  switch (choose_gemm(p.precision, s_.rows, p.in, p.out)) {
+  case GemmProvider::own_amx_bf16: {
+    own_ = kernels::resolve<kernels::Op::gemm, DType::bf16>(kernels::Bf16GemmArgs{}).fn;
     const kernels::Bf16GemmLayout layout(p.in, p.out);
     own_args_.rows = s_.rows;
     own_args_.layout = layout;
@@ -23,10 +27,24 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
     own_args_.accumulate = s_.accumulate;
     own_args_.dst_bf16 = s_.dst_bf16;
     own_args_.ld_dst = s_.ld_dst;
-    // The plan is built inside the model's ScopedOmpThreads, so this is the model's team
-    // size, the same one oneDNN's primitives are created for.
     own_args_.threads = omp_get_max_threads();
     return;
+  }
+  case GemmProvider::own_f32: {
+    const auto k = kernels::resolve<kernels::Op::gemm, DType::f32>();
+    own_f32_ = k.fn;
+    const kernels::F32GemmLayout layout(p.in, p.out, kernels::gemm_f32_panel_width(k.isa));
+    own_f32_args_.rows = s_.rows;
+    own_f32_args_.layout = layout;
+    own_f32_args_.ld_a = s_.ld_src;
+    own_f32_args_.b = cache.gemm_f32_panels(p.weight, p.weight_stored_bf16, layout);
+    own_f32_args_.bias = p.bias;
+    own_f32_args_.accumulate = s_.accumulate;
+    own_f32_args_.ld_dst = s_.ld_dst;
+    own_f32_args_.threads = omp_get_max_threads();
+    return;
+  }
+  case GemmProvider::onednn: break;
   }
   auto &eng = cpu_engine();
   const dt compute = bf16 ? dt::bf16 : dt::f32;
@@ -62,23 +80,18 @@ void Linear::run(dnnl::stream &stream, const void *src, void *dst) {
     own_(own_args_);
     return;
   }
+  if (own_f32_) {
+    own_f32_args_.a = static_cast<const float *>(src);
+    own_f32_args_.dst = static_cast<float *>(dst);
+    own_f32_(own_f32_args_);
+    return;
+  }
   // The memory objects in args_ share their handles with src_ and dst_, so
   // pointing these at this call's buffers updates the prebuilt argument map:
   // a call allocates nothing.
   src_.set_data_handle(const_cast<void *>(src));
   dst_.set_data_handle(dst);
   prim_.execute(stream, args_);
-}
-
-bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out) {
-  // Against oneDNN 2.6's AMX bf16 matmul the own kernel wins on many rows with
-  // a short K and a wide N (Swin's stage-1/2 qkvg) and where K is not a
-  // multiple of 32 (the 48-wide patch embeddings); oneDNN wins at M = 196 with
-  // a wide N, at M = 392 and on narrow N (short calls, where the own kernel's
-  // per-call cost shows), and the two are even at M = 49, where both stream
-  // the weights from L3 near its read rate (figures: bench/gemm_bf16/README.md).
-  if (rows < 784) return false;
-  return in % 32 != 0 || (in <= 192 && out >= 288);
 }
 
 } // namespace pola::ops

@@ -9,13 +9,16 @@
 // Where AMX-BF16 is active, the shapes own_bf16_gemm_wins() names run on the
 // engine's own AMX GEMM (kernels/gemm_bf16.h) instead of oneDNN, with the same
 // post-ops; the thread count is the OpenMP team size when the op is built, as
-// for oneDNN's primitives.
+// for oneDNN's primitives. Where the GEMM provider (gemm_provider.h) says
+// own_f32, fp32 layers run on the engine's own fp32 GEMM (kernels/gemm_f32.h),
+// same post-ops, weights packed once into its panels.
 #pragma once
 
 #include <cstdint>
 #include <dnnl.hpp>
 #include <unordered_map>
 
+#include "engine/ops/gemm_provider.h"
 #include "engine/packed_weights.h"
 #include "engine/precision.h"
 #include "kernels/registry.h"
@@ -37,9 +40,6 @@ struct LinearShape {
   bool dst_bf16 = false; // bf16 precision only: write bf16 rows
 };
 
-// Whether the engine's AMX GEMM beats oneDNN's bf16 matmul on (rows x in x out).
-bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out);
-
 class Linear {
  public:
   Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &cache);
@@ -55,6 +55,8 @@ class Linear {
   dnnl::matmul prim_;
   kernels::KernelFn<kernels::Op::gemm, DType::bf16> own_ = nullptr; // set: the AMX GEMM runs instead of prim_
   kernels::Bf16GemmArgs own_args_;
+  kernels::KernelFn<kernels::Op::gemm, DType::f32> own_f32_ = nullptr; // set: the own fp32 GEMM runs instead
+  kernels::F32GemmArgs own_f32_args_;
 };
 
 } // namespace pola::ops

@@ -24,6 +24,8 @@ struct SimdKernels {
   KernelFn<Op::softmax_attention, DType::f32> softmax_attention;
   KernelFn<Op::depthwise_conv, DType::f32> depthwise_conv;
   KernelFn<Op::swish, DType::f32> swish;
+  KernelFn<Op::gemm, DType::f32> gemm_f32;
+  int64_t gemm_f32_nr; // the panel width gemm_f32 reads (kernels/gemm_f32.h)
 };
 extern const SimdKernels kAvx2;   // isa/avx2.cpp
 extern const SimdKernels kAvx512; // isa/avx512.cpp

@@ -5,6 +5,7 @@
 #include "kernels/simd/abs_pow_map.hpp"
 #include "kernels/simd/depthwise_conv.hpp"
 #include "kernels/simd/gelu.hpp"
+#include "kernels/simd/gemm_f32.hpp"
 #include "kernels/simd/layernorm.hpp"
 #include "kernels/simd/mul_rows.hpp"
 #include "kernels/simd/pola_attention.hpp"
@@ -20,7 +21,8 @@ template <class A> constexpr isa::SimdKernels make_kernels() {
   return isa::SimdKernels{&layernorm<A>, &layernorm_bf16<A>, &gelu<A>,
                           &gelu_bf16<A>, &mul_rows<A>,       &to_bf16<A>, &quantize_s8<A>,
                           &abs_pow_map<A>, &polarity_attention<A>, &window_attention<A>,
-                          &softmax_attention<A>, &depthwise_conv<A>, &swish<A>};
+                          &softmax_attention<A>, &depthwise_conv<A>, &swish<A>,
+                          &gemm_f32<A>, gemm_f32_nr<A>()};
 }
 
 } // namespace pola::kernels::simd

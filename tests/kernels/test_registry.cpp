@@ -49,6 +49,7 @@ TEST_CASE("registry: every (op, dtype) has a scalar reference") {
   CHECK(bool(lookup<Op::window_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::scalar)));
   CHECK(bool(lookup<Op::gemm, DType::bf16>(Isa::scalar)));
+  CHECK(bool(lookup<Op::gemm, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::softmax_attention, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(Isa::scalar)));
   CHECK(bool(lookup<Op::swish, DType::f32>(Isa::scalar)));
@@ -65,6 +66,7 @@ TEST_CASE("registry: the SIMD entries exist exactly where the CPU runs them") {
     CHECK(bool(lookup<Op::softmax_attention, DType::f32>(isa)) == here);
     CHECK(bool(lookup<Op::depthwise_conv, DType::f32>(isa)) == here);
     CHECK(bool(lookup<Op::swish, DType::f32>(isa)) == here);
+    CHECK(bool(lookup<Op::gemm, DType::f32>(isa)) == here);
   }
   CHECK(bool(lookup<Op::polarity_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
   CHECK(bool(lookup<Op::window_attention, DType::bf16>(Isa::avx512_bf16)) == cpu_supports(Isa::avx512_bf16));
@@ -96,6 +98,13 @@ TEST_CASE("resolve: the active ISA, and the fp32 kernels on the best level at or
   CHECK(resolve<Op::depthwise_conv, DType::f32>().isa == ln.isa);
   CHECK(resolve<Op::swish, DType::f32>().isa == ln.isa);
   CHECK((resolve<Op::swish, DType::f32>().fn == lookup<Op::swish, DType::f32>(ln.isa)));
+  // The own fp32 GEMM: every ISA; its panel width is two of that ISA's vectors (any for scalar).
+  const auto gemm = resolve<Op::gemm, DType::f32>();
+  CHECK(gemm.isa == ln.isa);
+  CHECK(gemm_f32_panel_width(gemm.isa) > 0);
+  CHECK(gemm_f32_panel_width(Isa::avx2) == 16);
+  CHECK(gemm_f32_panel_width(Isa::avx512) == 32);
+  CHECK(gemm_f32_panel_width(Isa::amx_bf16) == 0);
 }
 
 TEST_CASE("resolve: bf16 attention runs bf16 only on bf16 instructions and fitting shapes, else fp32") {

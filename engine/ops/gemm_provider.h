@@ -1,0 +1,31 @@
+// Which GEMM runs a linear layer: the one seam between the providers, so the
+// x86-64 path (oneDNN's matmul, the own AMX bf16 GEMM) and the ARM64 path (the
+// own fp32 GEMM, kernels/gemm_f32.h: Debian's arm64 oneDNN 2.6 runs reference
+// loops on NEON) are siblings chosen here, not conditionals in the ops.
+//
+// fp32: POLA_GEMM_F32=onednn|own (read once per process) overrides the
+// architecture's default, oneDNN on x86-64 and own elsewhere; a value that is
+// neither is named on stderr and the default kept. bf16: the own AMX GEMM on
+// the shapes own_bf16_gemm_wins() names where AMX-BF16 is active, else oneDNN.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/precision.h"
+
+namespace pola::ops {
+
+enum class GemmProvider { onednn, own_f32, own_amx_bf16 };
+
+const char *gemm_provider_name(GemmProvider p);
+
+// The provider of this process's fp32 GEMMs: onednn or own_f32.
+GemmProvider fp32_gemm_provider();
+
+// The provider for one linear layer of (rows x in) x (in x out) in `precision`.
+GemmProvider choose_gemm(Precision precision, int64_t rows, int64_t in, int64_t out);
+
+// Whether the engine's AMX GEMM beats oneDNN's bf16 matmul on (rows x in x out).
+bool own_bf16_gemm_wins(int64_t rows, int64_t in, int64_t out);
+
+} // namespace pola::ops

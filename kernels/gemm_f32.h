@@ -1,0 +1,59 @@
+// The engine's own fp32 GEMM, for CPUs where oneDNN has no fast fp32 matmul
+// (Debian's arm64 oneDNN 2.6 runs reference loops on NEON): dst = post(A W^T
+// + bias), A fp32 rows, W a PyTorch (N, K) row-major weight packed once
+// (pack_gemm_f32_weights) into column panels. A kernel: it knows nothing of
+// models. One xsimd source (kernels/simd/gemm_f32.hpp) for every ISA.
+//
+// Packed layout: N padded to a multiple of the panel width nr (the ISA's: two
+// vectors, gemm_f32_panel_width()); panel p holds columns [nr p, nr p + nr)
+// as K rows of nr floats: packed[(p * K + k) * nr + c] = W[nr p + c][k], zero
+// past N. K is not padded.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace pola::kernels {
+
+struct F32GemmLayout {
+  int64_t k = 0, n = 0; // the matrix: K inputs, N outputs
+  int64_t nr = 0;       // panel width (columns)
+  F32GemmLayout() = default;
+  F32GemmLayout(int64_t k_, int64_t n_, int64_t nr_) : k(k_), n(n_), nr(nr_) {}
+  int64_t panels() const { return (n + nr - 1) / nr; }
+  int64_t packed_elems() const { return panels() * nr * k; } // floats
+};
+
+// Packs W, PyTorch's (N, K) row-major weight (floats, or bf16 bits when
+// w_is_bf16, widened exactly), into `packed` (layout.packed_elems() floats).
+void pack_gemm_f32_weights(const void *w, bool w_is_bf16, const F32GemmLayout &layout, float *packed);
+
+// The panel width the kernel of `isa` reads (0: no fp32 GEMM kernel for it).
+// The scalar reference reads any width; it is given 8.
+int64_t gemm_f32_panel_width(Isa isa);
+
+// dst[r, c] = sum_k a[r, k] W[c, k] + bias[c] (+ dst[r, c] if accumulate), for
+// r < rows, c < n. a: rows ld_a floats apart (K valid each); dst: ld_dst
+// apart; nothing outside those rows' valid parts is read or written. Sums in
+// fp32 over k in one fixed order per output, so any thread count gives the
+// same bits. The kernel throws std::invalid_argument if layout.nr is not its
+// panel width.
+struct F32GemmArgs {
+  int64_t rows = 0;
+  F32GemmLayout layout;
+  const float *a = nullptr; int64_t ld_a = 0;
+  const float *b = nullptr;    // packed
+  const float *bias = nullptr; // (n) or null
+  bool accumulate = false;
+  float *dst = nullptr; int64_t ld_dst = 0;
+  int threads = 1;
+};
+
+namespace reference {
+// The same contract in scalar code (double sums) for any panel width: the
+// oracle of the tests, registered under Isa::scalar.
+void gemm_f32(const F32GemmArgs &args);
+} // namespace reference
+
+} // namespace pola::kernels
