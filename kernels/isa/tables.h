@@ -25,6 +25,9 @@ struct SimdKernels {
   KernelFn<Op::depthwise_conv, DType::f32> depthwise_conv;
   KernelFn<Op::swish, DType::f32> swish;
 };
+#if defined(__aarch64__)
+extern const SimdKernels kNeon64; // isa/neon64.cpp
+#else
 extern const SimdKernels kAvx2;   // isa/avx2.cpp
 extern const SimdKernels kAvx512; // isa/avx512.cpp
 
@@ -40,5 +43,6 @@ bool window_bf16_fits(const WindowAttnArgs &shape);
 extern const KernelFn<Op::polarity_attention, DType::bf16> kAmxPolarityAttention;
 extern const KernelFn<Op::gemm, DType::bf16> kAmxGemm;
 bool amx_tiles_permitted();
+#endif
 
 } // namespace pola::kernels::isa
