@@ -1,11 +1,12 @@
 #include "kernels/bf16_dot_rate.h"
 
+#include "kernels/isa.h"
+
+#if defined(__x86_64__)
 #include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
-
-#include "kernels/isa.h"
 
 namespace pola::kernels {
 namespace {
@@ -63,6 +64,16 @@ double measure() {
 }
 
 } // namespace
+
+#else
+
+namespace pola::kernels {
+namespace {
+// No vdpbf16ps off x86-64.
+double measure() { return 0.0; }
+} // namespace
+
+#endif
 
 double bf16_dot_speedup() {
   static const double speedup = measure();

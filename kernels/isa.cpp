@@ -1,75 +1,16 @@
-// The ISA ladder on this machine: what the CPU (CPUID) and the OS (XCR0 via
-// XGETBV: the OS saves the wide registers on a context switch; for AMX,
-// Linux's tile permission) support, and the POLA_ISA cap, applied here only.
+// The ISA ladder's names and the POLA_ISA cap, applied here only. What the CPU
+// and OS support is per architecture: isa_x86.cpp (CPUID, XCR0, Linux's AMX
+// tile permission), isa_arm64.cpp (HWCAP).
 #include "kernels/isa.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/isa/tables.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#define POLA_X86 1
-#endif
 
 namespace pola::kernels {
 
 namespace {
-
-struct CpuFeatures {
-  bool avx2 = false;   // AVX + AVX2 + FMA, OS saves ymm
-  bool avx512 = false; // AVX-512 F/BW/DQ/VL + AVX2 + FMA, OS saves zmm and opmasks
-  bool avx512_bf16 = false; // + AVX512_BF16
-  bool amx_bf16 = false;    // AMX-TILE + AMX-BF16 + avx512, OS saves the tile state
-  // The int8 dot products beside the ladder (int8_instructions()).
-  bool avx_vnni = false;    // VEX-encoded vpdpbusd on ymm, + avx2
-  bool avx512_vnni = false; // EVEX vpdpbusd, + avx512
-  bool amx_int8 = false;    // AMX-INT8 tiles, + amx_bf16's tile state
-};
-
-#if POLA_X86
-unsigned long long read_xcr0() {
-  unsigned lo = 0, hi = 0;
-  // xgetbv with ecx = 0; encoded as bytes so no -mxsave flag is needed.
-  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
-  return (static_cast<unsigned long long>(hi) << 32) | lo;
-}
-#endif
-
-CpuFeatures detect() {
-  CpuFeatures f;
-#if POLA_X86
-  unsigned a, b, c, d;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
-  const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28);
-  if (!osxsave || !avx) return f;
-  const unsigned long long xcr0 = read_xcr0();
-  const bool os_ymm = (xcr0 & 0x6) == 0x6;    // SSE + AVX state
-  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM_Hi256, Hi16_ZMM
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
-  const bool avx2 = b & (1u << 5);
-  const bool f512 = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
-  f.avx2 = avx2 && fma && os_ymm;
-  f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;
-  const bool amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
-  const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
-  f.amx_bf16 = f.avx512 && amx_bf16 && amx_tile && os_tiles;
-  f.amx_int8 = f.avx512 && (d & (1u << 25)) && amx_tile && os_tiles;
-  f.avx512_vnni = f.avx512 && (c & (1u << 11));
-  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
-    f.avx512_bf16 = f.avx512 && (a & (1u << 5));
-    f.avx_vnni = f.avx2 && (a & (1u << 4));
-  }
-#endif
-  return f;
-}
-
-const CpuFeatures &features() {
-  static const CpuFeatures f = detect();
-  return f;
-}
 
 // The POLA_ISA cap in force, or null; the message about a bad value is printed once.
 const Isa *choose_cap() {
@@ -77,8 +18,12 @@ const Isa *choose_cap() {
   const char *forced = std::getenv("POLA_ISA");
   if (!forced || !*forced) return nullptr;
   if (!isa_from_name(forced, chosen)) {
+#if defined(__aarch64__)
+    std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|neon64; using %s\n", forced, isa_name(cpu_isa()));
+#else
     std::fprintf(stderr, "pola: POLA_ISA=%s is not one of scalar|avx2|avx512|avx512_bf16|amx_bf16; using %s\n",
                  forced, isa_name(cpu_isa()));
+#endif
     return nullptr;
   }
   if (!cpu_supports(chosen)) {
@@ -103,6 +48,7 @@ const char *isa_name(Isa isa) {
   case Isa::avx512: return "avx512";
   case Isa::avx512_bf16: return "avx512_bf16";
   case Isa::amx_bf16: return "amx_bf16";
+  case Isa::neon64: return "neon64";
   }
   return "unknown";
 }
@@ -113,17 +59,6 @@ bool isa_from_name(const char *name, Isa &isa) {
       isa = candidate;
       return true;
     }
-  return false;
-}
-
-bool cpu_supports(Isa isa) {
-  switch (isa) {
-  case Isa::scalar: return true;
-  case Isa::avx2: return features().avx2;
-  case Isa::avx512: return features().avx512;
-  case Isa::avx512_bf16: return features().avx512_bf16;
-  case Isa::amx_bf16: return features().amx_bf16 && isa::amx_tiles_permitted();
-  }
   return false;
 }
 
@@ -147,15 +82,6 @@ const char *bf16_instructions_name(Isa isa) {
   case Isa::avx512_bf16: return "AVX512-BF16";
   default: return "none";
   }
-}
-
-const char *int8_instructions() {
-  const Isa isa = active_isa();
-  const CpuFeatures &f = features();
-  if (isa >= Isa::amx_bf16 && f.amx_int8 && isa::amx_tiles_permitted()) return "AMX-INT8";
-  if (isa >= Isa::avx512 && f.avx512_vnni) return "AVX512-VNNI";
-  if (isa >= Isa::avx2 && f.avx_vnni) return "AVX-VNNI";
-  return nullptr;
 }
 
 } // namespace pola::kernels

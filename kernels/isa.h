@@ -13,17 +13,34 @@ namespace pola::kernels {
 //   amx_bf16     + AMX-TILE/AMX-BF16 tiles (Linux granted the tile state)
 // cpu_supports() checks each level's own instructions, so a level is usable
 // even where one in between is missing (an AMX CPU without AVX512-BF16).
-enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3, amx_bf16 = 4 };
+// On aarch64 the ladder is scalar, neon64 (Advanced SIMD, the ARMv8-A
+// baseline); the x86 levels exist as names there but are never supported, and
+// neon64 is never supported on x86. Levels compare only within one ladder.
+// (The bf16 BFDOT/BFMMLA and int8 SDOT/SMMLA cores, when written, go above
+// neon64; cpu_features() already reports the extensions they need.)
+enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512_bf16 = 3, amx_bf16 = 4, neon64 = 5 };
+#if defined(__aarch64__)
+inline constexpr Isa kIsaLadder[] = {Isa::scalar, Isa::neon64};
+inline constexpr Isa kIsaTop = Isa::neon64;
+#else
 inline constexpr Isa kIsaLadder[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512_bf16, Isa::amx_bf16};
+inline constexpr Isa kIsaTop = Isa::amx_bf16;
+#endif
 
-// "scalar", "avx2", "avx512", "avx512_bf16", "amx_bf16": the POLA_ISA values.
+// "scalar", "avx2", "avx512", "avx512_bf16", "amx_bf16" (x86-64), "scalar",
+// "neon64" (aarch64): the POLA_ISA values.
 const char *isa_name(Isa isa);
 // The ISA isa_name() calls `name`; false if none is.
 bool isa_from_name(const char *name, Isa &isa);
 
 // Whether the CPU (CPUID), the OS (XCR0 state, and for AMX Linux's tile
-// permission) support the level's instructions.
+// permission) support the level's instructions; on aarch64, the kernel's
+// HWCAP bits. Defined per architecture (isa_x86.cpp, isa_arm64.cpp).
 bool cpu_supports(Isa isa);
+// The SIMD extensions seen beside the ladder, as `pola --version` prints them
+// (aarch64: "asimd asimddp bf16 i8mm ..." from HWCAP/HWCAP2; "" on x86, where
+// the ladder level says it all).
+const char *cpu_features();
 // The highest level cpu_supports().
 Isa cpu_isa();
 

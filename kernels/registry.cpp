@@ -42,8 +42,12 @@ bool bf16_map(const PolarityAttnArgs &a) { return bf16_feature_map(a.feature); }
 } // namespace
 
 // One entry per xsimd arch and the reference, for the ops every ISA has.
+#if defined(__aarch64__)
+#define POLA_SIMD_ENTRIES(field, reference_fn) {Isa::neon64, isa::kNeon64.field}, { Isa::scalar, &reference::reference_fn }
+#else
 #define POLA_SIMD_ENTRIES(field, reference_fn)                                                                        \
   {Isa::avx512, isa::kAvx512.field}, {Isa::avx2, isa::kAvx2.field}, { Isa::scalar, &reference::reference_fn }
+#endif
 
 template <> EntryList<Op::layernorm, DType::f32> entries() {
   static const Entry<Op::layernorm, DType::f32> e[] = {POLA_SIMD_ENTRIES(layernorm, layernorm)};
@@ -98,8 +102,12 @@ template <> EntryList<Op::gemm, DType::f32> entries() {
 
 template <> EntryList<Op::polarity_attention, DType::f32> entries() {
   static const Entry<Op::polarity_attention, DType::f32> e[] = {
+#if defined(__aarch64__)
+      {Isa::neon64, isa::kNeon64.polarity_attention, &fp32_fits},
+#else
       {Isa::avx512, isa::kAvx512.polarity_attention, &fp32_fits},
       {Isa::avx2, isa::kAvx2.polarity_attention, &fp32_fits},
+#endif
       {Isa::scalar, &reference::polarity_attention, &fp32_fits}};
   return list(e);
 }
@@ -107,16 +115,22 @@ template <> EntryList<Op::polarity_attention, DType::f32> entries() {
 // Heads over 128 channels, exp_sigmoid or an unknown map: the fp32 core (falls_back_to_fp32).
 template <> EntryList<Op::polarity_attention, DType::bf16> entries() {
   static const Entry<Op::polarity_attention, DType::bf16> e[] = {
+#if !defined(__aarch64__)
       {Isa::amx_bf16, isa::kAmxPolarityAttention, &isa::polarity_bf16_fits},
       {Isa::avx512_bf16, isa::kAvx512Bf16PolarityAttention, &isa::polarity_bf16_fits},
+#endif
       {Isa::scalar, &reference::polarity_attention_bf16, &bf16_map, Isa::amx_bf16, /*oracle_only=*/true}};
   return list(e);
 }
 
 template <> EntryList<Op::window_attention, DType::f32> entries() {
   static const Entry<Op::window_attention, DType::f32> e[] = {
+#if defined(__aarch64__)
+      {Isa::neon64, isa::kNeon64.window_attention},
+#else
       {Isa::avx512, isa::kAvx512.window_attention},
       {Isa::avx2, isa::kAvx2.window_attention},
+#endif
       {Isa::scalar, &reference::window_attention}};
   return list(e);
 }
@@ -128,7 +142,9 @@ template <> EntryList<Op::window_attention, DType::f32> entries() {
 // Heads not a multiple of 32 channels or windows over 256 tokens: fp32.
 template <> EntryList<Op::window_attention, DType::bf16> entries() {
   static const Entry<Op::window_attention, DType::bf16> e[] = {
+#if !defined(__aarch64__)
       {Isa::avx512_bf16, isa::kAvx512Bf16WindowAttention, &isa::window_bf16_fits, Isa::avx512_bf16},
+#endif
       {Isa::scalar, &reference::window_attention_bf16, nullptr, Isa::amx_bf16, /*oracle_only=*/true}};
   return list(e);
 }
@@ -136,7 +152,9 @@ template <> EntryList<Op::window_attention, DType::bf16> entries() {
 // Nothing without AMX: the bf16 GEMMs are then oneDNN's.
 template <> EntryList<Op::gemm, DType::bf16> entries() {
   static const Entry<Op::gemm, DType::bf16> e[] = {
+#if !defined(__aarch64__)
       {Isa::amx_bf16, isa::kAmxGemm},
+#endif
       {Isa::scalar, &reference::gemm_bf16, nullptr, Isa::amx_bf16, /*oracle_only=*/true}};
   return list(e);
 }
@@ -144,8 +162,12 @@ template <> EntryList<Op::gemm, DType::bf16> entries() {
 int64_t gemm_f32_panel_width(Isa isa) {
   switch (isa) {
   case Isa::scalar: return 8;
+#if defined(__aarch64__)
+  case Isa::neon64: return isa::kNeon64.gemm_f32_nr;
+#else
   case Isa::avx2: return isa::kAvx2.gemm_f32_nr;
   case Isa::avx512: return isa::kAvx512.gemm_f32_nr;
+#endif
   default: return 0;
   }
 }

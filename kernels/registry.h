@@ -173,7 +173,7 @@ template <Op op, DType dtype> struct Entry {
   bool (*fits)(const ShapeOf<op, dtype> &shape) = nullptr;
   // resolve() picks it only while active_isa() <= up_to: above that a lower
   // entry (or the fp32 fallback) is the faster choice.
-  Isa up_to = Isa::amx_bf16;
+  Isa up_to = kIsaTop;
   // A scalar oracle that no production path should run (emulating bf16
   // products in scalar code is slower than the fp32 kernel and no more exact):
   // reached through lookup() only.

@@ -27,6 +27,9 @@ struct SimdKernels {
   KernelFn<Op::gemm, DType::f32> gemm_f32;
   int64_t gemm_f32_nr; // the panel width gemm_f32 reads (kernels/gemm_f32.h)
 };
+#if defined(__aarch64__)
+extern const SimdKernels kNeon64; // isa/neon64.cpp
+#else
 extern const SimdKernels kAvx2;   // isa/avx2.cpp
 extern const SimdKernels kAvx512; // isa/avx512.cpp
 
@@ -42,5 +45,6 @@ bool window_bf16_fits(const WindowAttnArgs &shape);
 extern const KernelFn<Op::polarity_attention, DType::bf16> kAmxPolarityAttention;
 extern const KernelFn<Op::gemm, DType::bf16> kAmxGemm;
 bool amx_tiles_permitted();
+#endif
 
 } // namespace pola::kernels::isa

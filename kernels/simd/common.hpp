@@ -8,7 +8,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <xsimd/xsimd.hpp>
+
+// The x86 branches below use the ISA's own intrinsics; elsewhere (aarch64's
+// neon64) portable xsimd code or small stack buffers stand in.
+#if defined(__x86_64__) || defined(__i386__)
+#define POLA_SIMD_X86 1
+#else
+#define POLA_SIMD_X86 0
+#include <atomic>
+#include <cstring>
+#endif
 
 namespace pola::kernels::simd {
 
@@ -23,9 +34,11 @@ template <class A> constexpr int64_t round_up_lanes(int64_t n) {
 
 // Lanes [0, n) of a mask for AVX2's maskload/maskstore (sign bit set); a
 // template like everything here, so each ISA's unit keeps its own copy.
+#if POLA_SIMD_X86
 template <class A> inline __m256i first_lanes_avx2(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+#endif
 
 // Loads n <= lanes floats (zero-filled above n), so loops need no scalar tail.
 // A masked load, which touches no memory past n: a partial vector assembled
@@ -33,19 +46,31 @@ template <class A> inline __m256i first_lanes_avx2(int n) {
 // (per softmax row in window attention).
 template <class A> inline Vec<A> load_first(const float *p, int n) {
   if (n >= kLanes<A>) return Vec<A>::load_unaligned(p);
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16)
     return Vec<A>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p));
   else
     return Vec<A>(_mm256_maskload_ps(p, first_lanes_avx2<A>(n)));
+#else
+  alignas(64) float t[kLanes<A>] = {};
+  std::memcpy(t, p, sizeof(float) * n);
+  return Vec<A>::load_aligned(t);
+#endif
 }
 
 // Stores the first n <= lanes floats of v (a masked store).
 template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
   if (n >= kLanes<A>) return v.store_unaligned(p);
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16)
     _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
   else
     _mm256_maskstore_ps(p, first_lanes_avx2<A>(n), v);
+#else
+  alignas(64) float t[kLanes<A>];
+  v.store_aligned(t);
+  std::memcpy(p, t, sizeof(float) * n);
+#endif
 }
 
 // Non-temporal store of a whole vector to 64-byte (AVX-512) / 32-byte (AVX2)
@@ -53,12 +78,35 @@ template <class A> inline void store_first(float *p, const Vec<A> &v, int n) {
 // outputs far larger than the caches, which nothing reads back soon; callers
 // issue store_fence() before others read the data.
 template <class A> inline void store_stream(float *p, const Vec<A> &v) {
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16)
     _mm512_stream_ps(p, v);
   else
     _mm256_stream_ps(p, v);
+#else
+  v.store_aligned(p);
+#endif
 }
+#if POLA_SIMD_X86
 inline void store_fence() { _mm_sfence(); }
+#else
+inline void store_fence() { std::atomic_thread_fence(std::memory_order_release); }
+#endif
+
+#if !POLA_SIMD_X86
+// v c - w on even lanes, v c + w on odd lanes, w = (v with its pairs swapped)
+// s: what x86's fmaddsub with a pair permute computes, fused alike.
+template <class A> inline Vec<A> rotate_pairs(const Vec<A> &v, const Vec<A> &c, const Vec<A> &s) {
+  alignas(64) float t[kLanes<A>], sign[kLanes<A>];
+  v.store_aligned(t);
+  for (int i = 0; i < kLanes<A>; i += 2) {
+    std::swap(t[i], t[i + 1]);
+    sign[i] = -1.0f;
+    sign[i + 1] = 1.0f;
+  }
+  return xsimd::fma(v, c, Vec<A>::load_aligned(t) * s * Vec<A>::load_aligned(sign));
+}
+#endif
 
 // Horner's rule for c[0] x^(N-1) + ... + c[N-1] (highest degree first).
 template <class A, std::size_t N> inline Vec<A> horner(const Vec<A> &x, const std::array<float, N> &c) {
@@ -105,6 +153,7 @@ constexpr std::array<float, 7> kTwiceExp2 = {2.0f * kExp2[0], 2.0f * kExp2[1], 2
 // rounding of y itself (as in any fp32 pow built on exp and log); mean 3.9e-7
 // over |u| in [2^-20, 2^6), p in [1, 5].
 template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16) {
     const __m512 e_raw = _mm512_getexp_ps(u); // floor(log2|u|); -inf at 0
     const __m512 x = _mm512_getmant_ps(u, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_zero);
@@ -120,7 +169,9 @@ template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
     const Vec<A> s = horner<A>(r, kExp2);
     // |u| >= FLT_MIN exactly when its exponent is >= -126 (false for 0, NaN).
     return Vec<A>(_mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(e_raw, _mm512_set1_ps(-126.0f), _CMP_GE_OQ), s, n));
-  } else {
+  } else
+#endif
+  {
     using I = xsimd::batch<int32_t, A>;
     const I bits = xsimd::bitwise_cast<I>(u) & I(0x7fffffff); // |u|
     const I e = (bits - I(0x3f3504f3)) >> 23;                  // 0x3f3504f3 = sqrt(1/2)
@@ -142,13 +193,24 @@ template <class A> inline Vec<A> abs_pow(const Vec<A> &u, const Vec<A> &p) {
     const Vec<A> scale = xsimd::bitwise_cast<Vec<A>>(xsimd::bitwise_cast<I>(k) << 23); // 2^(n-1)
     // An AND with the compare mask, not a blend (vblendvps is 2-3 uops on Intel).
     const Vec<A> m = xsimd::bitwise_cast<Vec<A>>(bits);
+#if POLA_SIMD_X86
     return Vec<A>(_mm256_and_ps(m >= Vec<A>(1.17549435e-38f), s * scale));
+#else
+    return xsimd::select(m >= Vec<A>(1.17549435e-38f), s * scale, Vec<A>(0.0f));
+#endif
   }
 }
 
 // The largest lane of v, by shuffles (a store and a scalar loop over the
 // lanes cost a store-forwarding stall per call).
 template <class A> inline float lane_max(const Vec<A> &v) {
+#if !POLA_SIMD_X86
+  alignas(64) float t[kLanes<A>];
+  v.store_aligned(t);
+  float m = t[0];
+  for (int i = 1; i < kLanes<A>; ++i) m = t[i] > m || t[i] != t[i] ? t[i] : m;
+  return m;
+#else
   if constexpr (kLanes<A> == 16) {
     return _mm512_reduce_max_ps(v);
   } else {
@@ -156,6 +218,7 @@ template <class A> inline float lane_max(const Vec<A> &v) {
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
   }
+#endif
 }
 
 // e^r for |r| <= ln2/2: its Taylor polynomial of degree 7 (truncation below
@@ -173,15 +236,23 @@ constexpr std::array<float, 8> kExpTaylor7 = {1.0f / 5040, 1.0f / 720, 1.0f / 12
 // with this.
 template <class A> inline Vec<A> exp_fp32(const Vec<A> &x_in) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16) {
     // min/max return their second operand when either is NaN: x's NaN survives.
     const Vec<A> x(_mm512_max_ps(_mm512_set1_ps(-87.0f), _mm512_min_ps(_mm512_set1_ps(89.0f), x_in)));
     const Vec<A> n(_mm512_roundscale_ps(x * Vec<A>(kLog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     const Vec<A> r = xsimd::fma(n, Vec<A>(-kLn2Lo), xsimd::fma(n, Vec<A>(-kLn2Hi), x));
     return Vec<A>(_mm512_scalef_ps(horner<A>(r, kExpTaylor7), n));
-  } else {
+  } else
+#endif
+  {
     using I = xsimd::batch<int32_t, A>;
+#if POLA_SIMD_X86
     const Vec<A> x(_mm256_max_ps(_mm256_set1_ps(-87.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x_in)));
+#else
+    // NaN in, NaN out: NEON's min/max propagate it.
+    const Vec<A> x = xsimd::max(Vec<A>(-87.0f), xsimd::min(Vec<A>(89.0f), x_in));
+#endif
     // Rounding by a shifter (as abs_pow): k's low mantissa bits hold n + 126
     // in [1, 254], and shifted into the exponent field they make 2^(n-1), a
     // normal float even for n = 128; the doubling of e^r is exact.
@@ -196,6 +267,9 @@ template <class A> inline Vec<A> exp_fp32(const Vec<A> &x_in) {
 
 // The sum of v's lanes, by shuffles (xsimd 8's hadd takes a longer route on AVX-512).
 template <class A> inline float lane_sum(const Vec<A> &v) {
+#if !POLA_SIMD_X86
+  return xsimd::hadd(v);
+#else
   if constexpr (kLanes<A> == 16) {
     return _mm512_reduce_add_ps(v);
   } else {
@@ -203,6 +277,7 @@ template <class A> inline float lane_sum(const Vec<A> &v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
   }
+#endif
 }
 
 // Calls f(std::integral_constant<int, n>{}) for a runtime 1 <= n <= N: picks the

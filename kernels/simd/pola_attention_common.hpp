@@ -78,10 +78,18 @@ template <class A> struct Layout {
 
 // Sign bits of a vector: bit i set when lane i of u has its sign bit set.
 template <class A> inline uint64_t sign_bits(const Vec<A> &u) {
+#if POLA_SIMD_X86
   if constexpr (kLanes<A> == 16)
     return uint64_t(_mm512_cmplt_epi32_mask(_mm512_castps_si512(u), _mm512_setzero_si512()));
   else
     return uint64_t(uint32_t(_mm256_movemask_ps(u)));
+#else
+  alignas(64) uint32_t t[kLanes<A>];
+  xsimd::bitwise_cast<xsimd::batch<uint32_t, A>>(u).store_aligned(t);
+  uint64_t bits = 0;
+  for (int i = 0; i < kLanes<A>; ++i) bits |= uint64_t(t[i] >> 31) << i;
+  return bits;
+#endif
 }
 
 // m where u's sign bit is set, else 0 (neg_part), and the other way round
@@ -103,7 +111,11 @@ template <class A> inline Vec<A> pos_part(const Vec<A> &u, const Vec<A> &m) {
 // token, and there the hardware prefetchers stop. (Measured: 16 ahead into
 // L2 a little faster; 4 ahead into L1 slower: bench/attention/README.md.)
 inline void prefetch_floats(const float *p, int64_t n) {
+#if POLA_SIMD_X86
   for (int64_t i = 0; i < n; i += 16) _mm_prefetch(reinterpret_cast<const char *>(p + i), _MM_HINT_T1);
+#else
+  for (int64_t i = 0; i < n; i += 16) __builtin_prefetch(p + i, 0, 2);
+#endif
 }
 constexpr int64_t kPrefetchTokens = 16;
 

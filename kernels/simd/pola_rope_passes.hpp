@@ -48,10 +48,14 @@ template <class A> inline void rope_rotate(const float *x, const RopeTable &rope
     const int n = std::min(L, width - j);
     const Vec<A> v = load_first<A>(x + j, n), c = load_first<A>(cs + j, n), s = load_first<A>(sn + j, n);
     // fmaddsub: even lanes v c - w, odd lanes v c + w, with w = swap_pairs(v) s.
+#if POLA_SIMD_X86
     if constexpr (kLanes<A> == 16)
       Vec<A>(_mm512_fmaddsub_ps(v, c, Vec<A>(_mm512_permute_ps(v, 0xB1)) * s)).store_aligned(y + j);
     else
       Vec<A>(_mm256_fmaddsub_ps(v, c, Vec<A>(_mm256_permute_ps(v, 0xB1)) * s)).store_aligned(y + j);
+#else
+    rotate_pairs<A>(v, c, s).store_aligned(y + j);
+#endif
   }
 }
 

@@ -13,6 +13,11 @@ namespace pola::kernels::simd {
 
 // Stores the first n <= lanes values of q (int32 already in [-127, 127]) as int8.
 template <class A> inline void store_s8(int8_t *p, const xsimd::batch<int32_t, A> &q, int n) {
+#if !POLA_SIMD_X86
+  alignas(64) int32_t t[kLanes<A>];
+  q.store_aligned(t);
+  for (int i = 0; i < n && i < kLanes<A>; ++i) p[i] = int8_t(t[i]);
+#else
   alignas(16) int8_t tmp[16];
   __m128i bytes;
   if constexpr (kLanes<A> == 16) {
@@ -29,6 +34,7 @@ template <class A> inline void store_s8(int8_t *p, const xsimd::batch<int32_t, A
   }
   _mm_store_si128(reinterpret_cast<__m128i *>(tmp), bytes);
   for (int i = 0; i < n; ++i) p[i] = tmp[i];
+#endif
 }
 
 template <class A>

@@ -53,10 +53,14 @@ template <class A> inline void rotate_row(const float *x, int d, const RopeTable
     const int m = d - c < L ? d - c : L;
     const Vec<A> v = load_first<A>(x + c, m), co = load_first<A>(cs + c, m), si = load_first<A>(sn + c, m);
     // fmaddsub: even lanes v cos - w, odd lanes v cos + w, w = (v with its pairs swapped) sin.
+#if POLA_SIMD_X86
     if constexpr (kLanes<A> == 16)
       (Vec<A>(_mm512_fmaddsub_ps(v, co, Vec<A>(_mm512_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
     else
       (Vec<A>(_mm256_fmaddsub_ps(v, co, Vec<A>(_mm256_permute_ps(v, 0xB1)) * si)) * sv).store_aligned(y + c);
+#else
+    (rotate_pairs<A>(v, co, si) * sv).store_aligned(y + c);
+#endif
   }
 }
 

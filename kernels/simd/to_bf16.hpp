@@ -17,6 +17,12 @@ template <class A> inline void store_bf16(uint16_t *p, const Vec<A> &v, int n) {
   const U rounded = (u + U(0x7fffu) + ((u >> 16) & U(1u))) >> 16;
   const U r = xsimd::select((u & U(0x7fffffffu)) > U(0x7f800000u), (u >> 16) | U(0x40u), rounded);
   alignas(32) uint16_t tmp[kLanes<A>];
+#if !POLA_SIMD_X86
+  alignas(64) uint32_t t[kLanes<A>];
+  r.store_aligned(t);
+  for (int i = 0; i < kLanes<A>; ++i) tmp[i] = uint16_t(t[i]);
+  if (n > kLanes<A>) n = kLanes<A>;
+#else
   if constexpr (kLanes<A> == 16) {
     const __m256i h = _mm512_cvtepi32_epi16(r);
     if (n >= 16) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), h);
@@ -28,6 +34,7 @@ template <class A> inline void store_bf16(uint16_t *p, const Vec<A> &v, int n) {
     if (n >= 8) return _mm_storeu_si128(reinterpret_cast<__m128i *>(p), h);
     _mm_store_si128(reinterpret_cast<__m128i *>(tmp), h);
   }
+#endif
   for (int i = 0; i < n; ++i) p[i] = tmp[i];
 }
 
