@@ -21,7 +21,13 @@ constexpr double kEps32 = std::numeric_limits<float>::epsilon();
 // has). CTest runs one entry per feature, and main() ends an entry whose
 // feature this CPU lacks with exit 77 before any test runs: a lost ISA is
 // reported as skipped, never as passed.
+#if defined(__aarch64__)
+// On aarch64 the one SIMD feature is neon64 (the ARMv8-A baseline); the x86
+// names stay so the tests that name them compile (never detected there).
+enum class Feature { all, scalar, avx2, avx512, avx512_bf16, amx_bf16, neon64 };
+#else
 enum class Feature { all, scalar, avx2, avx512, avx512_bf16, amx_bf16 };
+#endif
 
 inline const char *feature_name(Feature f) {
   switch (f) {
@@ -31,6 +37,9 @@ inline const char *feature_name(Feature f) {
   case Feature::avx512: return "avx512";
   case Feature::avx512_bf16: return "avx512_bf16";
   case Feature::amx_bf16: return "amx_bf16";
+#if defined(__aarch64__)
+  case Feature::neon64: return "neon64";
+#endif
   }
   return "?";
 }
@@ -40,7 +49,11 @@ inline bool parse_feature(Feature &out) {
   const char *s = std::getenv("POLA_TEST_FEATURE");
   out = Feature::all;
   if (!s || !*s) return true;
+#if defined(__aarch64__)
+  for (Feature f : {Feature::scalar, Feature::neon64})
+#else
   for (Feature f : {Feature::scalar, Feature::avx2, Feature::avx512, Feature::avx512_bf16, Feature::amx_bf16})
+#endif
     if (!std::strcmp(s, feature_name(f))) {
       out = f;
       return true;
@@ -70,6 +83,9 @@ inline bool detected(Feature f) {
   case Feature::avx512: return cpu_supports(Isa::avx512);
   case Feature::avx512_bf16: return cpu_supports(Isa::avx512_bf16);
   case Feature::amx_bf16: return cpu_supports(Isa::amx_bf16);
+#if defined(__aarch64__)
+  case Feature::neon64: return cpu_supports(Isa::neon64);
+#endif
   }
   return false;
 }
@@ -81,6 +97,9 @@ inline Feature feature_of(kernels::Isa isa) {
   case kernels::Isa::avx512: return Feature::avx512;
   case kernels::Isa::avx512_bf16: return Feature::avx512_bf16;
   case kernels::Isa::amx_bf16: return Feature::amx_bf16;
+#if defined(__aarch64__)
+  case kernels::Isa::neon64: return Feature::neon64;
+#endif
   }
   return Feature::all;
 }
@@ -123,7 +142,11 @@ inline const IsaKernels *kernels_for(kernels::Isa isa) {
                       lookup<Op::depthwise_conv, DType::f32>(i),
                       lookup<Op::swish, DType::f32>(i)};
   };
+#if defined(__aarch64__)
+  static const IsaKernels all[] = {make(Isa::scalar), make(Isa::neon64)};
+#else
   static const IsaKernels all[] = {make(Isa::scalar), make(Isa::avx2), make(Isa::avx512)};
+#endif
   for (const IsaKernels &k : all)
     if (k.isa == isa) return cpu_supports(isa) ? &k : nullptr;
   return nullptr;
@@ -133,7 +156,11 @@ inline const IsaKernels *kernels_for(kernels::Isa isa) {
 // the run's feature, or every ISA up to avx512 this machine runs when unset.
 inline std::vector<const IsaKernels *> available_tables() {
   std::vector<const IsaKernels *> out;
+#if defined(__aarch64__)
+  for (auto isa : {kernels::Isa::scalar, kernels::Isa::neon64})
+#else
   for (auto isa : {kernels::Isa::scalar, kernels::Isa::avx2, kernels::Isa::avx512})
+#endif
     if (auto *t = kernels_for(isa); t && (isa == kernels::Isa::scalar || covers(feature_of(isa))))
       out.push_back(t);
   return out;
