@@ -17,17 +17,14 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cli_fixtures import check, exit_status, pola  # noqa: E402
+from cli_fixtures import check, exit_status, pola, reference_case  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MAKE_CASE = os.path.join(HERE, "..", "reference", "make_case.py")
 TOLERANCE = 1e-4  # of max|logit|: the parity suites' fp32 bound
 
 
@@ -45,16 +42,14 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="pola_gemm_provider_") as tmp:
         for arch in ("reduced_pvt_sr", "reduced_swin_windows"):
-            case = os.path.join(tmp, arch)
-            subprocess.run(["/usr/bin/python3", MAKE_CASE, "--arch", arch, "--seed", "3", "--batch", "2",
-                            "--out", case], check=True, capture_output=True)
-            model, ref = os.path.join(case, "model.pola"), np.load(os.path.join(case, "logits.npy"))
+            model, inp, ref = reference_case(tmp, arch)
+            case = os.path.dirname(model)
             scale = float(np.abs(ref).max())
             got = {}
             for provider in ("own", "onednn"):
                 env = {"POLA_GEMM_F32": provider}
                 out = os.path.join(case, f"{provider}.npy")
-                pola_env(args, env, "run", "-m", model, "-i", os.path.join(case, "input.npy"), "-o", out,
+                pola_env(args, env, "run", "-m", model, "-i", inp, "-o", out,
                          "--threads", "2", "--precision", "fp32")
                 got[provider] = np.load(out).astype(np.float64)
                 err = float(np.abs(got[provider] - ref).max()) / scale

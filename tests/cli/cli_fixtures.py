@@ -54,6 +54,15 @@ def exit_status():
 
 
 # ---- fixture files --------------------------------------------------------------------------
+def reference_case(work, arch, seed=3, batch=2):
+    """A random-weight `arch` made by the PyTorch reference (make_case.py) in work/arch: returns the
+    model file, the input .npy and the float64 reference's logits."""
+    case = os.path.join(work, arch)
+    subprocess.run(["/usr/bin/python3", os.path.join(REFERENCE, "make_case.py"), "--arch", arch, "--seed", str(seed),
+                    "--batch", str(batch), "--out", case], check=True, capture_output=True)
+    return os.path.join(case, "model.pola"), os.path.join(case, "input.npy"), np.load(os.path.join(case, "logits.npy"))
+
+
 @contextlib.contextmanager
 def fixture_work(prefix):
     """The usual start of a check: parses --pola (the tool) and --keep DIR, makes the fixture files
