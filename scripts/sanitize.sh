@@ -39,7 +39,8 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # (the large configs at a small size: their engine paths are parity_fast's and
   # bf16_logits_fast's, their time the PyTorch reference's), parity_pp_configs and
   # precision.bf16_logits_pp_configs (the same for PolaFormer++: parity_pp_fast and
-  # precision.bf16_logits_pp run its engine paths here),
+  # precision.bf16_logits_pp run its engine paths here), parity_fast_own_gemm (parity_fast
+  # again with the own fp32 GEMM, which test_gemm_f32 and cli.gemm_provider run here),
   # parity_driver_selftest and reference_selftest (no binary of ours), training.*
   # (PyTorch reference runs over thousands of images dominate; the engine paths
   # are those of parity_fast, which runs here with Swin and PVT at padded and
@@ -61,7 +62,7 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # int8 and fp32 images per trial; its .npy refusal is the only part short enough, and the eval and
   # quantize paths it drives run under ASan in the tests above), reference_int8_selftest (no binary of ours).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
-        -E '^(parity_all$|parity_configs$|precision\.bf16_logits_configs$|parity_pp_configs$|precision\.bf16_logits_pp_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$|precision\.int8_fashion$|precision\.int8_accuracy_drop$|reference_int8_selftest$)'
+        -E '^(parity_all$|parity_fast_own_gemm$|parity_configs$|precision\.bf16_logits_configs$|parity_pp_configs$|precision\.bf16_logits_pp_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$|precision\.int8_fashion$|precision\.int8_accuracy_drop$|reference_int8_selftest$)'
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
