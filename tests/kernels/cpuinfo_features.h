@@ -1,6 +1,6 @@
 // What this CPU and OS support according to the kernel's /proc/cpuinfo: a
 // source independent of the dispatch code under test (CPUID and XGETBV in
-// kernels/isa.cpp). Linux lists a feature's flag only when it also
+// kernels/isa_x86.cpp). Linux lists a feature's flag only when it also
 // enables its register state, so the flags are what dispatch must find.
 #pragma once
 

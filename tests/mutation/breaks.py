@@ -100,10 +100,10 @@ BREAKS = [
      "kernels/isa.cpp", "    if (cpu_supports(isa)) best = isa;", "    if (cpu_supports(isa) && isa <= Isa::avx2) best = isa;",
      "^(kernels\\.cpu_detection|kernels_isa_override_.*)$"),
     ("avx512_lost", "detection loses AVX-512 (and so every bf16 kernel)",
-     "kernels/isa.cpp", "  f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;",
+     "kernels/isa_x86.cpp", "  f.avx512 = f.avx2 && f512 && dq && bw && vl && os_zmm;",
      "  f.avx512 = false && f512 && dq && bw && vl && os_zmm;", "^(kernels\\.cpu_detection|precision\\..*)$"),
     ("amx_lost", "detection loses AMX-BF16",
-     "kernels/isa.cpp", "  f.amx_bf16 = f.avx512 && amx_bf16 && amx_tile && os_tiles;",
+     "kernels/isa_x86.cpp", "  f.amx_bf16 = f.avx512 && amx_bf16 && amx_tile && os_tiles;",
      "  f.amx_bf16 = false;", "^(kernels\\.cpu_detection|precision\\.bf16_logits_fast)$"),
     # ---- the server ----------------------------------------------------------------------------
     ("serve_reuseport", "pola serve shares a busy port (SO_REUSEPORT)",
