@@ -144,7 +144,7 @@ const char *kDefinition =
     "in polarity-attention (L) stages.\n"
     "Example: pola attention-map -m model.pola cat.png --block block2.0 --query 100,60 -o map.png";
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_attention_map([](CLI::App &root) {
   auto a = std::make_shared<AttentionMapArgs>();
   auto *c = root.add_subcommand("attention-map",
                                 "Draw where one query location of a polarity-attention block looks (PNG or JPEG heat map)");

@@ -278,7 +278,7 @@ void bench(const BenchArgs &a) {
   }
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_bench([](CLI::App &root) {
   auto *cmd = root.add_subcommand("bench", "Time a model end to end on random input (latency, throughput, GFLOP/s, RSS)");
   auto a = std::make_shared<BenchArgs>();
   cmd->add_option("--model,-m", a->model, "Model file (.pola)")->required();

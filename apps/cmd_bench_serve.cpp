@@ -11,7 +11,7 @@
 
 namespace {
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_bench_serve([](CLI::App &root) {
   auto o = std::make_shared<pola::serve::LoadOptions>();
   auto as_json = std::make_shared<bool>(false);
   auto *c = root.add_subcommand("bench-serve", "Closed-loop load on a `pola serve`: throughput, latency, batch sizes");

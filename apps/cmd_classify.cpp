@@ -139,7 +139,7 @@ void classify_command(const ClassifyArgs &a) {
                            " inputs could not be classified (see the messages above)");
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_classify([](CLI::App &root) {
   auto a = std::make_shared<ClassifyArgs>();
   auto *c = root.add_subcommand("classify", "Classify image files: top-K classes with softmax probabilities");
   c->footer("Images are decoded and preprocessed as the model file's metadata prescribes (resize, center crop,\n"

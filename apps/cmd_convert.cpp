@@ -42,7 +42,7 @@ std::string first_names(const std::vector<std::string> &names, size_t shown) {
   return s + (names.size() > shown ? ", ..." : "");
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_convert([](CLI::App &root) {
   auto args = std::make_shared<ConvertArgs>();
   auto *c = root.add_subcommand("convert",
                                 "Convert a PolaFormer checkpoint (torch.save .pth or .safetensors) to a model file, "

@@ -109,7 +109,7 @@ void eval_command(const EvalArgs &a) {
   std::fputs(report.c_str(), stdout);
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_eval([](CLI::App &root) {
   auto a = std::make_shared<EvalArgs>();
   auto *c = root.add_subcommand("eval", "Top-1 / top-5 accuracy on a labelled image set (IDX pair, ImageFolder "
                                         "tree or labels file), with throughput and the most confused classes");

@@ -176,7 +176,7 @@ void features_command(const FeaturesArgs &a) {
   std::fprintf(stderr, "pola features: wrote float32 %s in %s\n", written.c_str(), a.out_dir.c_str());
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_features([](CLI::App &root) {
   auto *cmd = root.add_subcommand(
       "features", "Write backbone feature maps (DIR/stage<i>.npy, NCHW) and the pooled embedding at any input size");
   auto a = std::make_shared<FeaturesArgs>();

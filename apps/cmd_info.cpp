@@ -64,7 +64,7 @@ void print_int8(const nlohmann::json &q) {
   }
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_info([](CLI::App &root) {
   struct Args {
     std::string model;
     bool json = false;

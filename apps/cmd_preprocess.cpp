@@ -79,7 +79,7 @@ pola::preprocess::PreprocessSpec make_spec(const PreprocessArgs &a, bool size_gi
   return s;
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_preprocess([](CLI::App &root) {
   auto args = std::make_shared<PreprocessArgs>();
   auto *c = root.add_subcommand("preprocess",
                                 "Decode an image and preprocess it like the reference (PIL bicubic resize, center "

@@ -99,7 +99,7 @@ void quantize_command(const QuantizeArgs &a) {
               layers.size(), images->description().c_str(), seconds, accuracy_line.c_str(), a.output.c_str());
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_quantize([](CLI::App &root) {
   auto a = std::make_shared<QuantizeArgs>();
   auto *c = root.add_subcommand("quantize", "Make an int8 model file from a float one, calibrated on images "
                                             "(run it with --precision int8)");

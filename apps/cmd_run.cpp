@@ -84,7 +84,7 @@ void run_command(const std::string &model_path, const std::string &input_path, c
   std::fputc('\n', stderr);
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_run([](CLI::App &root) {
   auto *cmd = root.add_subcommand("run", "Run a model on an NCHW .npy batch; write (batch, classes) float32 logits");
   auto model = std::make_shared<std::string>();
   auto input = std::make_shared<std::string>();

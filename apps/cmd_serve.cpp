@@ -23,7 +23,7 @@ std::pair<std::string, std::string> split_model(const std::string &spec) {
   return {name, spec.substr(eq + 1)};
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_serve([](CLI::App &root) {
   auto o = std::make_shared<pola::serve::ServeOptions>();
   auto specs = std::make_shared<std::vector<std::string>>();
   auto policy = std::make_shared<std::string>("adaptive");
