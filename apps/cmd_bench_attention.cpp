@@ -17,7 +17,9 @@
 // n_k = 1 for the query pass), so a result says which pass is far from it.
 #include "command.h"
 
+#if defined(__x86_64__)
 #include <emmintrin.h>
+#endif
 
 #include <sys/resource.h>
 
@@ -76,7 +78,7 @@ template <class F> std::vector<double> time_runs(int warmup, int runs, F &&f) {
 
 // The core's compulsory memory traffic and nothing else: read k and v (summed,
 // so the loads cannot be dropped), read q and write it to out with
-// non-temporal stores, as the core writes a large output. SSE2 is enough:
+// non-temporal stores (on x86-64), as the core writes a large output. SSE2 is enough:
 // one core's DRAM bandwidth is bound by its outstanding misses, not by the
 // load width. Rows split over threads in static blocks, like the core's.
 float memory_floor(const float *q, const float *k, const float *v, float *out, int64_t n, int64_t width,
@@ -86,6 +88,7 @@ float memory_floor(const float *q, const float *k, const float *v, float *out, i
   for (int64_t t = 0; t < n; ++t) {
     const float *kr = k + t * width, *vr = v + t * width, *qr = q + t * width;
     float *o = out + t * width;
+#if defined(__x86_64__)
     __m128 acc0 = _mm_setzero_ps(), acc1 = _mm_setzero_ps();
     for (int64_t j = 0; j + 4 <= width; j += 4) {
       acc0 = _mm_add_ps(acc0, _mm_load_ps(kr + j));
@@ -95,8 +98,20 @@ float memory_floor(const float *q, const float *k, const float *v, float *out, i
     alignas(16) float lanes[4];
     _mm_store_ps(lanes, _mm_add_ps(acc0, acc1));
     total += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#else
+    // Elsewhere plain loads and stores (no portable non-temporal store): a
+    // floor the compiler vectorises, a little above the x86 one.
+    float row = 0.0f;
+    for (int64_t j = 0; j < width; ++j) {
+      row += kr[j] + vr[j];
+      o[j] = qr[j];
+    }
+    total += row;
+#endif
   }
+#if defined(__x86_64__)
   _mm_sfence();
+#endif
   return total;
 }
 
@@ -121,8 +136,9 @@ Core pick_fp32_core(const std::string &name, const PolarityAttnArgs &shape) {
     return {r.fn, r.isa};
   }
   Isa isa;
-  if (!isa_from_name(name.c_str(), isa) || isa > Isa::avx512)
-    throw pola::InputError("--isa must be scalar, avx2 or avx512, not '" + name + "'");
+  if (!isa_from_name(name.c_str(), isa) || native_bf16(isa))
+    throw pola::InputError("--isa must be an fp32 level (scalar, avx2, avx512 on x86-64; scalar, neon64 on "
+                           "aarch64), not '" + name + "'");
   const CoreFn fn = lookup<Op::polarity_attention, DType::f32>(isa);
   if (!fn) throw pola::InputError("--isa " + name + " is not supported by this CPU/OS");
   return {fn, isa};
@@ -323,7 +339,7 @@ void run_bench(const BenchOptions &o) {
   }
 }
 
-pola::app::RegisterCommand reg([](CLI::App &root) {
+pola::app::RegisterCommand register_bench_attention([](CLI::App &root) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App *c = root.add_subcommand("bench-attention",
                                     "Time the polarity linear-attention core on random data");

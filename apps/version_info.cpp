@@ -28,6 +28,10 @@ std::string version_text() {
   out << "  isa       " << kernels::isa_name(kernels::active_isa())
       << (forced && *forced ? std::string(" (POLA_ISA=") + forced + ")" : std::string(" (best this CPU and OS support)"))
       << "\n";
+  // Empty on x86-64, where the isa line already says it all; on aarch64 the HWCAP
+  // extensions (asimd, asimddp, bf16, i8mm, sve) the dispatch reads.
+  const char *features = kernels::cpu_features();
+  if (*features) out << "  cpu       " << features << " (from the kernel's HWCAP words)\n";
   const PrecisionChoice automatic = resolve_precision(PrecisionRequest::automatic);
   out << "  bf16      " << kernels::bf16_instructions_name(kernels::active_isa())
       << " (native bf16 instructions; --precision bf16 needs AMX-BF16 or AVX512-BF16)\n";
@@ -37,7 +41,7 @@ std::string version_text() {
          "pola quantize)\n";
   out << "  precision auto = " << precision_name(automatic.precision) << " (" << automatic.reason
       << "; int8 for a quantized file" << (int8 ? "" : ", not on this CPU") << ")\n";
-  if (kernels::active_isa() >= kernels::Isa::avx512_bf16) {
+  if (kernels::native_bf16(kernels::active_isa())) {
     const Precision attention = op_precisions(Precision::bf16).attention;
     out << "  precision bf16 runs the attention products in " << precision_name(attention)
         << " (bf16 only where bf16 products are faster than fp32 FMAs)";

@@ -52,7 +52,7 @@ Bf16Speed bf16_speed() {
                   "%.2fx the fp32 FMA rate (bf16 needs >= %.1fx)", speedup, kMinBf16DotSpeedup);
     return {speedup >= kMinBf16DotSpeedup, rate + cap};
   }
-  if (isa < kernels::Isa::avx512_bf16) return {false, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
+  if (!kernels::native_bf16(isa)) return {false, "this CPU has neither AMX-BF16 nor AVX512-BF16" + cap};
   return {true, std::string("this CPU has ") + kernels::bf16_instructions_name(isa) + cap};
 }
 
@@ -76,7 +76,7 @@ PrecisionChoice resolve_precision(PrecisionRequest request, bool quantized, cons
     return {speed.faster ? Precision::bf16 : Precision::fp32, std::move(speed.reason)};
   }
   const kernels::Isa isa = kernels::active_isa();
-  if (isa >= kernels::Isa::avx512_bf16) {
+  if (kernels::native_bf16(isa)) {
     // Runs as asked, but says so where bf16 is the slower choice here.
     const Bf16Speed speed = bf16_speed();
     return {Precision::bf16, speed.faster ? std::string("requested; this CPU has ") + kernels::bf16_instructions_name(isa) +

@@ -84,4 +84,6 @@ const char *bf16_instructions_name(Isa isa) {
   }
 }
 
+bool native_bf16(Isa isa) { return isa == Isa::avx512_bf16 || isa == Isa::amx_bf16; }
+
 } // namespace pola::kernels

@@ -56,6 +56,10 @@ const char *forced_isa();
 // The native bf16 matrix instructions of a level, as reports print them:
 // "AMX-BF16", "AVX512-BF16", or "none" below avx512_bf16.
 const char *bf16_instructions_name(Isa isa);
+// Whether the level runs the bf16 precision's kernels (native bf16 dot
+// products: AVX512-BF16 or AMX-BF16). Asked by name, never as `isa >=
+// avx512_bf16`: levels of the other ladder compare above it too.
+bool native_bf16(Isa isa);
 
 // The int8 dot-product instructions the int8 GEMMs (oneDNN's) may use under
 // the POLA_ISA cap: "AMX-INT8" (amx_bf16 level and the CPU has AMX-INT8),
