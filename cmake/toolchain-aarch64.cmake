@@ -45,3 +45,12 @@ set(CMAKE_SHARED_LINKER_FLAGS_INIT "-Wl,-rpath-link,${_pola_arm64_libdirs}")
 # earlier attempt, hence the loader prefix alone.)
 set(CMAKE_CROSSCOMPILING_EMULATOR
     env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH=${_pola_arm64_libdirs} qemu-aarch64-static)
+
+# pkg-config (the server's cpp-httplib) reads the arm64 .pc files of the root,
+# with their paths moved under it, never the build machine's.
+set(ENV{PKG_CONFIG_LIBDIR} "${POLA_ARM64_ROOT}/usr/lib/aarch64-linux-gnu/pkgconfig:${POLA_ARM64_ROOT}/usr/share/pkgconfig")
+set(ENV{PKG_CONFIG_SYSROOT_DIR} "${POLA_ARM64_ROOT}")
+# The unpacked packages' architecture-specific headers (openssl/opensslconf.h),
+# which the cross compiler's own search path does not cover.
+set(CMAKE_C_FLAGS_INIT "-isystem ${POLA_ARM64_ROOT}/usr/include/aarch64-linux-gnu")
+set(CMAKE_CXX_FLAGS_INIT "-isystem ${POLA_ARM64_ROOT}/usr/include/aarch64-linux-gnu")

@@ -4,6 +4,13 @@
 #                                    (build-arm64/apps/pola is the aarch64 CLI)
 #   scripts/cross_arm64.sh run ARGS  run that CLI under qemu
 #   scripts/cross_arm64.sh test      ctest -L arm64 in build-arm64 (tests run under qemu)
+#   scripts/cross_arm64.sh check     test, then the aarch64 CLI against the x86-64 one
+#                                    (tests/arm64/check_arm64.py: logits, classify, a
+#                                    1,000-image Fashion eval) and the fast parity set
+#                                    against the PyTorch reference; needs build/apps/pola
+#                                    (POLA_ARM64_CTEST_EXCLUDE: a ctest -E regex;
+#                                    POLA_ARM64_PARITY_ONLY: parity.py --only)
+#   (build-arm64/pola-qemu, written by build, runs the aarch64 CLI from any script.)
 # What it installs: the arm64 dpkg architecture, crossbuild-essential-arm64 and
 # qemu-user-static (apt), and the arm64 libraries the engine links (oneDNN,
 # libzip and their dependencies) downloaded as .debs and unpacked into
@@ -21,7 +28,10 @@ SUDO=""
 # The arm64 packages unpacked into ROOT: the libraries and their run-time
 # dependencies that the cross toolchain's sysroot lacks.
 # (zipcmp, zipmerge, ziptool: libzip-dev's CMake config checks that they exist.)
-DEBS=(libdnnl2 libdnnl-dev libzip4 libzip-dev zipcmp zipmerge ziptool zlib1g zlib1g-dev libbz2-1.0 libssl3)
+# libcpp-httplib (the server's HTTP library) is built with OpenSSL, zlib and
+# Brotli, whose headers and libraries its pkg-config file asks for.
+DEBS=(libdnnl2 libdnnl-dev libzip4 libzip-dev zipcmp zipmerge ziptool zlib1g zlib1g-dev libbz2-1.0 libssl3
+      libssl-dev libcpp-httplib0.11 libcpp-httplib-dev libbrotli1 libbrotli-dev)
 LIBDIRS="$ROOT/usr/lib/aarch64-linux-gnu:$ROOT/lib/aarch64-linux-gnu"
 
 install_missing() {
@@ -32,12 +42,15 @@ install_missing() {
   fi
   command -v aarch64-linux-gnu-g++ >/dev/null || pkgs+=(crossbuild-essential-arm64)
   command -v qemu-aarch64-static >/dev/null || pkgs+=(qemu-user-static)
-  if [ ! -f "$ROOT/.complete" ] || [ ${#pkgs[@]} -gt 0 ]; then
+  # The marker holds the package list it was made from: a longer list unpacks again.
+  local unpacked=0
+  [ -f "$ROOT/.complete" ] && [ "$(cat "$ROOT/.complete")" = "${DEBS[*]}" ] && unpacked=1
+  if [ $unpacked = 0 ] || [ ${#pkgs[@]} -gt 0 ]; then
     [ $need_update = 1 ] || [ -z "$(ls /var/lib/apt/lists/*arm64_Packages 2>/dev/null)" ] && need_update=1
   fi
   [ $need_update = 1 ] && $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
   [ ${#pkgs[@]} -gt 0 ] && $SUDO "${APT[@]}" install "${pkgs[@]}"
-  if [ ! -f "$ROOT/.complete" ]; then
+  if [ $unpacked = 0 ]; then
     local dl
     dl=$(mktemp -d)
     (cd "$dl" && apt-get download -qq "${DEBS[@]/%/:arm64}")
@@ -56,7 +69,7 @@ install_missing() {
     $SUDO ln -sfn /usr/lib/x86_64-linux-gnu/cmake/xsimd "$ROOT/usr/lib/aarch64-linux-gnu/cmake/xsimd"
     for h in nlohmann_json CLI11; do $SUDO ln -sfn "/usr/share/cmake/$h" "$ROOT/usr/share/cmake/$h"; done
     $SUDO ln -sfn /usr/lib/cmake/doctest "$ROOT/usr/lib/cmake/doctest"
-    $SUDO touch "$ROOT/.complete"
+    echo "${DEBS[*]}" | $SUDO tee "$ROOT/.complete" >/dev/null
   fi
 }
 
@@ -70,16 +83,26 @@ build() {
   # attempt hit an ICE on tests/api/test_cpp_features_api.cpp): the CLI and
   # the targets the arm64 ctest label runs.
   cmake --build "$BUILD" -j"$JOBS" --target ${POLA_ARM64_TARGETS:-pola}
+  local bin
+  bin=$(cd "$BUILD" && pwd)/apps/pola
+  printf '#!/bin/sh\n# The aarch64 pola under qemu-user (scripts/cross_arm64.sh).\nexec env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH="%s" qemu-aarch64-static "%s" "$@"\n' \
+    "$LIBDIRS" "$bin" >"$BUILD/pola-qemu"
+  chmod +x "$BUILD/pola-qemu"
 }
 
-run() {
-  exec env QEMU_LD_PREFIX=/usr/aarch64-linux-gnu LD_LIBRARY_PATH="$LIBDIRS" \
-    qemu-aarch64-static "$BUILD/apps/pola" "$@"
+check() {
+  local x86="${POLA_BUILD_DIR:-build}/apps/pola"
+  [ -x "$x86" ] || { echo "cross_arm64.sh check: no x86-64 $x86 to compare with (scripts/build.sh)" >&2; exit 2; }
+  ctest --test-dir "$BUILD" -L arm64 --output-on-failure ${POLA_ARM64_CTEST_EXCLUDE:+-E "$POLA_ARM64_CTEST_EXCLUDE"}
+  /usr/bin/python3 tests/arm64/check_arm64.py --x86 "$x86" --arm64 "$BUILD/pola-qemu" --workdir "$BUILD/check"
+  /usr/bin/python3 tests/parity/parity.py --pola "$BUILD/pola-qemu" --suite fast --threads 2 \
+    --workdir "$BUILD/parity_fast" ${POLA_ARM64_PARITY_ONLY:+--only "$POLA_ARM64_PARITY_ONLY"}
 }
 
 case "${1:-build}" in
 build) build ;;
-run) shift; run "$@" ;;
+run) shift; exec "$BUILD/pola-qemu" "$@" ;;
 test) ctest --test-dir "$BUILD" -L arm64 --output-on-failure ;;
-*) echo "usage: $0 [build|run ARGS...|test]" >&2; exit 2 ;;
+check) check ;;
+*) echo "usage: $0 [build|run ARGS...|test|check]" >&2; exit 2 ;;
 esac

@@ -206,11 +206,13 @@ def main():
     ap.add_argument("--suite", choices=sorted(SUITES), default="fast")
     ap.add_argument("--workdir", help="where cases are written (default: a fresh temporary directory)")
     ap.add_argument("--threads", type=int, default=1, help="engine --threads and torch threads")
-    ap.add_argument("--only", default="", help="run only cases whose name contains this")
+    ap.add_argument("--only", default="", help="run only cases whose name contains this (or, comma-separated, "
+                    "any of these)")
     ap.add_argument("--list", action="store_true", help="list the suite's cases and exit")
     args = ap.parse_args()
 
-    cases = [c for c in SUITES[args.suite]() if args.only in c.name]
+    wanted = args.only.split(",")
+    cases = [c for c in SUITES[args.suite]() if any(w in c.name for w in wanted)]
     if args.list:
         for c in cases:
             print(c.name, f"trap={c.trap}" if c.trap else "", c.rand_options or "")
