@@ -300,15 +300,28 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorR
   const Precision gemm = ctx.precisions.gemm;
   const TensorRef xn = new_tensor(ctx, block + ".norm2", x.rows, x.cols, dtype_of(gemm));
   add_layernorm(ctx, block + ".norm2", block + ".norm2", x, xn, eps);
-  // The fused MLP is a float op; int8 plans and calibration runs take the
-  // two layers one by one (each with its own quantized source / record).
-  if (x.rows >= ops::FusedMlp::kMinRows && gemm != Precision::int8 && !ctx.calibration) {
+  // The fused MLP runs fp32, bf16, or int8 when the file holds both layers in
+  // int8. An int8 plan with a layer kept float (`pola quantize
+  // --max-accuracy-drop`) and calibration runs (which record each layer's
+  // source rows) take the two layers one by one.
+  const std::string fc1_prefix = block + ".mlp.fc1", fc2_prefix = block + ".mlp.fc2";
+  const bool int8 = gemm == Precision::int8;
+  const bool fusable =
+      !int8 || (runs_int8(ctx, LayerRole{fc1_prefix}) && runs_int8(ctx, LayerRole{fc2_prefix}));
+  if (x.rows >= ops::FusedMlp::kMinRows && fusable && !ctx.calibration) {
     Plan &plan = ctx.plan;
-    ops::LinearParams fc1 = linear_params(ctx, block + ".mlp.fc1", x.cols, hidden, true);
-    ops::LinearParams fc2 = linear_params(ctx, block + ".mlp.fc2", hidden, x.cols, true);
-    fc1.precision = fc2.precision = gemm;
-    auto *op = ctx.make<ops::FusedMlp>(fc1, fc2, ops::FusedMlpShape{x.rows, xn.ld, x.ld, plan.threads}, ctx.packed);
-    ctx.note_side_bytes(ops::FusedMlp::chunk_bytes(hidden, gemm, plan.threads));
+    const ops::FusedMlpShape shape{x.rows, xn.ld, x.ld, plan.threads};
+    ops::FusedMlp *op = nullptr;
+    if (int8) {
+      op = ctx.make<ops::FusedMlp>(int8_params(ctx, fc1_prefix, x.cols, hidden, true),
+                                   int8_params(ctx, fc2_prefix, hidden, x.cols, true), shape, ctx.packed);
+    } else {
+      ops::LinearParams fc1 = linear_params(ctx, fc1_prefix, x.cols, hidden, true);
+      ops::LinearParams fc2 = linear_params(ctx, fc2_prefix, hidden, x.cols, true);
+      fc1.precision = fc2.precision = gemm;
+      op = ctx.make<ops::FusedMlp>(fc1, fc2, shape, ctx.packed);
+    }
+    ctx.note_side_bytes(ops::FusedMlp::chunk_bytes(x.cols, hidden, gemm, plan.threads));
     // out(0) is in(1), updated in place.
     add_node(ctx, block, {xn, x}, {x}, [op](const NodeArgs &io) { op->run(io.in(0).data(), io.out(0).f32()); },
              gemm);

@@ -8,6 +8,11 @@
 // index, never on the thread count.
 // In bf16 precision (fc1's) the source rows are bf16, fc1 stores its fp32
 // result and GELU rounds it into a bf16 hidden chunk for fc2 (one pass).
+// In int8 (both layers stored int8 by `pola quantize`) the source rows are
+// float: each chunk is quantized with fc1's input scale, fc1's fp32 result is
+// GELU'd, quantized with fc2's input scale and read by fc2. The quantization
+// is the kernels' Op::quantize, as in the unfused graph's `.to_s8` nodes, and
+// the int8 products are exact, so every row equals the unfused plan's.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 #include <dnnl.hpp>
 
 #include "engine/ops/linear.h"
+#include "engine/ops/linear_int8.h"
 #include "engine/packed_weights.h"
 
 namespace pola::ops {
@@ -40,26 +46,42 @@ class FusedMlp {
   // the plain two-GEMM path (GELU as the engine's pass after fc1) is used instead.
   static constexpr int64_t kMinRows = 8 * kChunkRowsFp32;
 
+  // fp32 or bf16, as fc1.precision says.
   FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s, PackedWeightCache &cache);
-  // What the per-thread hidden chunks of an MLP `hidden` wide hold (the
+  // int8, in chunks of kChunkRowsFp32 rows (the hidden chunk is fp32 here too;
+  // no int8 chunk size was measured apart).
+  FusedMlp(const QuantizedLinearParams &fc1, const QuantizedLinearParams &fc2, const FusedMlpShape &s,
+           PackedWeightCache &cache);
+  // What the per-thread chunks of an MLP `in` -> `hidden` wide hold (the
   // plan's memory beside its arena).
-  static size_t chunk_bytes(int64_t hidden, Precision precision, int threads);
+  static size_t chunk_bytes(int64_t in, int64_t hidden, Precision precision, int threads);
   // Not thread-safe: a plan (and its ops) serves one call at a time.
   // src: float rows, or bf16 rows in bf16 precision (ld_src in elements).
   void run(const void *src, float *dst);
 
  private:
+  // A chunk's two GEMMs: Linear in fp32/bf16, QuantizedLinear in int8.
+  template <class Gemm> struct Gemms {
+    std::unique_ptr<Gemm> fc1, fc2;           // chunk_rows_ rows
+    std::unique_ptr<Gemm> fc1_tail, fc2_tail; // the last rows % chunk_rows_ rows, if any
+  };
   struct Worker {
-    std::unique_ptr<Linear> fc1, fc2;           // chunk_rows_ rows
-    std::unique_ptr<Linear> fc1_tail, fc2_tail; // the last rows % chunk_rows_ rows, if any
+    Gemms<Linear> linear;
+    Gemms<QuantizedLinear> int8;
     dnnl::stream stream;
     std::vector<float> hidden;
     std::vector<uint16_t> hidden_bf16; // bf16 precision: the GELU'd chunk fc2 reads
+    std::vector<int8_t> src_s8, hidden_s8; // int8: the quantized chunks fc1 and fc2 read
   };
+  // Shared by the constructors: the row strides, the workers and their GEMMs.
+  template <class Gemm, class Params>
+  void plan_workers(const Params &fc1, const Params &fc2, Gemms<Gemm> Worker::*gemms, PackedWeightCache &cache);
+
   FusedMlpShape s_;
-  int64_t hidden_ = 0;
-  bool bf16_ = false;
+  Precision precision_ = Precision::fp32;
+  int64_t in_ = 0, hidden_ = 0;
   int64_t chunk_rows_ = kChunkRowsFp32;
+  float fc1_input_scale_ = 0, fc2_input_scale_ = 0; // int8
   std::vector<Worker> workers_;
 };
 
