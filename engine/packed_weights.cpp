@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 #include "engine/dnnl_context.h"
 
@@ -49,8 +50,18 @@ const uint16_t *PackedWeightCache::gemm_bf16_tiles(const void *user, bool user_b
   return tiles_.emplace(user, std::move(owned)).first->second.get();
 }
 
-const float *PackedWeightCache::gemm_f32_panels(const void *user, bool user_bf16,
-                                                const kernels::F32GemmLayout &layout) {
+kernels::F32GemmLayout PackedWeightCache::gemm_f32_layout(int64_t k, int64_t n, int64_t panel_width,
+                                                          bool user_bf16) const {
+  if (plain_only_ && !user_bf16) return kernels::F32GemmLayout::plain_weights(k, n);
+  return kernels::F32GemmLayout(k, n, panel_width);
+}
+
+const float *PackedWeightCache::gemm_f32_weights(const void *user, bool user_bf16,
+                                                 const kernels::F32GemmLayout &layout) {
+  if (layout.plain()) {
+    if (user_bf16) throw std::invalid_argument("gemm_f32: the plain layout reads float weights, not bf16");
+    return static_cast<const float *>(user);
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   const auto key = std::make_pair(user, layout.nr);
   auto it = panels_.find(key);

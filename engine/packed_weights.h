@@ -26,11 +26,14 @@ class PackedWeightCache {
   // `user` (PyTorch (out, in) row-major, float or bf16 bits) pre-tiled for the
   // AMX bf16 GEMM (kernels/gemm_bf16.h), 64-byte aligned, packed once.
   const uint16_t *gemm_bf16_tiles(const void *user, bool user_bf16, const kernels::Bf16GemmLayout &layout);
-  // `user` (PyTorch (out, in) row-major, float or bf16 bits) packed into the
-  // own fp32 GEMM's panels (kernels/gemm_f32.h), 64-byte aligned, once per
-  // (tensor, panel width). Made in low-memory mode too: that kernel has no
-  // plain-layout form.
-  const float *gemm_f32_panels(const void *user, bool user_bf16, const kernels::F32GemmLayout &layout);
+  // The own fp32 GEMM's weight layout (kernels/gemm_f32.h) for a (k in, n
+  // out) layer: the plain (out, in) form read in place in low-memory mode when
+  // the file stores it as float, else panels `panel_width` wide.
+  kernels::F32GemmLayout gemm_f32_layout(int64_t k, int64_t n, int64_t panel_width, bool user_bf16) const;
+  // `user` (PyTorch (out, in) row-major, float or bf16 bits) as `layout`
+  // wants it: `user` itself for the plain layout, else packed into panels,
+  // 64-byte aligned, once per (tensor, panel width).
+  const float *gemm_f32_weights(const void *user, bool user_bf16, const kernels::F32GemmLayout &layout);
   size_t packed_bytes() const { return bytes_; }
   // Low-memory mode: a GEMM or convolution is asked to read its weights as the
   // file stores them (`user`) instead of in the layout it prefers (`any`), so

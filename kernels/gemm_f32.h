@@ -8,6 +8,11 @@
 // vectors, gemm_f32_panel_width()); panel p holds columns [nr p, nr p + nr)
 // as K rows of nr floats: packed[(p * K + k) * nr + c] = W[nr p + c][k], zero
 // past N. K is not padded.
+//
+// Plain layout (nr == 0, low-memory mode): `b` is W itself, (N, K) row-major
+// floats as the model file stores them, read in place: no packed copy. The
+// kernel then forms dot products along K (a register tile of rows x outputs,
+// each reduced across the vector once), slower than panels but copy-free.
 #pragma once
 
 #include <cstdint>
@@ -18,14 +23,16 @@ namespace pola::kernels {
 
 struct F32GemmLayout {
   int64_t k = 0, n = 0; // the matrix: K inputs, N outputs
-  int64_t nr = 0;       // panel width (columns)
+  int64_t nr = 0;       // panel width (columns); 0: the plain (N, K) layout
   F32GemmLayout() = default;
   F32GemmLayout(int64_t k_, int64_t n_, int64_t nr_) : k(k_), n(n_), nr(nr_) {}
-  int64_t panels() const { return (n + nr - 1) / nr; }
-  int64_t packed_elems() const { return panels() * nr * k; } // floats
+  static F32GemmLayout plain_weights(int64_t k_, int64_t n_) { return F32GemmLayout(k_, n_, 0); }
+  bool plain() const { return nr == 0; }
+  int64_t panels() const { return plain() ? 0 : (n + nr - 1) / nr; }
+  int64_t packed_elems() const { return panels() * nr * k; } // floats; 0 when plain
 };
 
-// Packs W, PyTorch's (N, K) row-major weight (floats, or bf16 bits when
+// Packs W (a panel layout only), PyTorch's (N, K) row-major weight (floats, or bf16 bits when
 // w_is_bf16, widened exactly), into `packed` (layout.packed_elems() floats).
 void pack_gemm_f32_weights(const void *w, bool w_is_bf16, const F32GemmLayout &layout, float *packed);
 
@@ -37,13 +44,13 @@ int64_t gemm_f32_panel_width(Isa isa);
 // r < rows, c < n. a: rows ld_a floats apart (K valid each); dst: ld_dst
 // apart; nothing outside those rows' valid parts is read or written. Sums in
 // fp32 over k in one fixed order per output, so any thread count gives the
-// same bits. The kernel throws std::invalid_argument if layout.nr is not its
-// panel width.
+// same bits. The kernel throws std::invalid_argument if layout.nr is neither
+// its panel width nor 0 (plain).
 struct F32GemmArgs {
   int64_t rows = 0;
   F32GemmLayout layout;
   const float *a = nullptr; int64_t ld_a = 0;
-  const float *b = nullptr;    // packed
+  const float *b = nullptr;    // packed, or W itself when layout.plain()
   const float *bias = nullptr; // (n) or null
   bool accumulate = false;
   float *dst = nullptr; int64_t ld_dst = 0;
@@ -51,8 +58,8 @@ struct F32GemmArgs {
 };
 
 namespace reference {
-// The same contract in scalar code (double sums) for any panel width: the
-// oracle of the tests, registered under Isa::scalar.
+// The same contract in scalar code (double sums) for any panel width or the
+// plain layout: the oracle of the tests, registered under Isa::scalar.
 void gemm_f32(const F32GemmArgs &args);
 } // namespace reference
 

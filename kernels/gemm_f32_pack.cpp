@@ -1,12 +1,14 @@
 // Weight packing for the own fp32 GEMM (kernels/gemm_f32.h). Runs once per
 // weight at model load; plain code, built without ISA flags.
 #include <cstring>
+#include <stdexcept>
 
 #include "kernels/gemm_f32.h"
 
 namespace pola::kernels {
 
 void pack_gemm_f32_weights(const void *w, bool w_is_bf16, const F32GemmLayout &l, float *packed) {
+  if (l.plain()) throw std::invalid_argument("pack_gemm_f32_weights: the plain layout is W itself, not packed");
   std::memset(packed, 0, static_cast<size_t>(l.packed_elems()) * sizeof(float));
   const auto *wf = static_cast<const float *>(w);
   const auto *wb = static_cast<const uint16_t *>(w);

@@ -33,11 +33,12 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   case GemmProvider::own_f32: {
     const auto k = kernels::resolve<kernels::Op::gemm, DType::f32>();
     own_f32_ = k.fn;
-    const kernels::F32GemmLayout layout(p.in, p.out, kernels::gemm_f32_panel_width(k.isa));
+    const kernels::F32GemmLayout layout =
+        cache.gemm_f32_layout(p.in, p.out, kernels::gemm_f32_panel_width(k.isa), p.weight_stored_bf16);
     own_f32_args_.rows = s_.rows;
     own_f32_args_.layout = layout;
     own_f32_args_.ld_a = s_.ld_src;
-    own_f32_args_.b = cache.gemm_f32_panels(p.weight, p.weight_stored_bf16, layout);
+    own_f32_args_.b = cache.gemm_f32_weights(p.weight, p.weight_stored_bf16, layout);
     own_f32_args_.bias = p.bias;
     own_f32_args_.accumulate = s_.accumulate;
     own_f32_args_.ld_dst = s_.ld_dst;

@@ -3,7 +3,8 @@
 // checked too), and against the scalar reference: odd rows (1, 7, 197), K (3,
 // 64, 97) and N (1, 17, 1000), strided A and dst whose gaps hold NaN (a read
 // past a row poisons the result, a write past one shows), bias or none,
-// accumulate or not, 1 and 2 threads bit for bit equal.
+// accumulate or not, 1 and 2 threads bit for bit equal; the weights packed
+// into the ISA's panels and in the plain (N, K) layout read in place.
 // Bound per element: 4 K eps32 (sum_k |a w| + |bias| + |dst0|), fp32 sums.
 #include <doctest/doctest.h>
 
@@ -46,7 +47,7 @@ struct F32Problem {
 TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every ISA") {
   uint64_t seed = pola::test::base_seed() + 3900;
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+  for (Isa isa : {Isa::scalar, Isa::neon64, Isa::avx2, Isa::avx512})
     if (lookup<Op::gemm, DType::f32>(isa) && (isa == Isa::scalar || pola::test::covers(pola::test::feature_of(isa))))
       isas.push_back(isa);
   for (int64_t rows : {int64_t(1), int64_t(7), int64_t(197)})
@@ -75,11 +76,13 @@ TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every IS
                 mag[size_t(i * n + j)] = m;
               }
             std::vector<float> ref_out;
-            for (Isa isa : isas) {
-              const int64_t nr = gemm_f32_panel_width(isa);
-              const F32GemmLayout layout(k, n, nr);
+            for (Isa isa : isas)
+            for (bool plain : {false, true}) {
+              const F32GemmLayout layout =
+                  plain ? F32GemmLayout::plain_weights(k, n) : F32GemmLayout(k, n, gemm_f32_panel_width(isa));
               std::vector<float> packed(size_t(layout.packed_elems()));
-              pack_gemm_f32_weights(pr.w.data(), false, layout, packed.data());
+              if (plain) packed = pr.w;
+              else pack_gemm_f32_weights(pr.w.data(), false, layout, packed.data());
               const auto fn = lookup<Op::gemm, DType::f32>(isa);
               std::vector<float> out1 = pr.dst0, out2 = pr.dst0;
               F32GemmArgs g;
@@ -98,7 +101,7 @@ TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every IS
               g.threads = 2;
               fn(g);
               CAPTURE(seed);
-              INFO("isa=" << std::string(isa_name(isa)) << " rows=" << rows << " k=" << k << " n=" << n << " bias=" << with_bias
+              INFO("isa=" << std::string(isa_name(isa)) << (plain ? " plain" : " packed") << " rows=" << rows << " k=" << k << " n=" << n << " bias=" << with_bias
                           << " accumulate=" << accumulate);
               CHECK(std::memcmp(out1.data(), out2.data(), out1.size() * sizeof(float)) == 0);
               int64_t bad = 0, bad_ref = 0, gaps = 0;
@@ -125,7 +128,7 @@ TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every IS
 }
 
 TEST_CASE("gemm_f32 refuses weights packed for another panel width") {
-  for (Isa isa : {Isa::avx2, Isa::avx512}) {
+  for (Isa isa : {Isa::neon64, Isa::avx2, Isa::avx512}) {
     const auto fn = lookup<Op::gemm, DType::f32>(isa);
     if (!fn) continue;
     F32GemmArgs g;
