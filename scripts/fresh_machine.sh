@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 SUITE="${POLA_FRESH_SUITE:-bookworm}"
-TESTS="${POLA_FRESH_TESTS-^(kernels\..*|engine_units|api\..*|cli\..*|docs\.usage|doors\..*|serve\.guards|parity_fast)$}"
+TESTS="${POLA_FRESH_TESTS-^(kernels\..*|engine_units|engine\.int8_units|api\..*|cli\..*|docs\.usage|doors\..*|serve\.guards|parity_fast)$}"
 
 die() { echo "fresh_machine: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (mmdebstrap, chroot and mounts)"

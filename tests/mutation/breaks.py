@@ -48,14 +48,14 @@ BREAKS = [
     # ---- int8 (checked against the float64 fake-quant reference, segment by segment) -------------
     ("int8_weight_scale_per_tensor", "int8 GEMMs scale every output channel by channel 0's weight scale",
      "engine/ops/linear_int8.cpp", "scales[o] = p.input_scale * p.weight_scale[o];",
-     "scales[o] = p.input_scale * p.weight_scale[0];", "^(precision\\.int8_logits_fast|engine_units)$"),
+     "scales[o] = p.input_scale * p.weight_scale[0];", "^(precision\\.int8_logits_fast|engine\\.int8_units)$"),
     ("int8_input_scale_off_by_one_step", "int8 GEMM sources quantized with their scale x 128/127",
      "engine/models/layers.cpp", "y.s8(), y.ld(), x.rows(), x.cols(), scale, plan.threads);",
      "y.s8(), y.ld(), x.rows(), x.cols(), scale * (128.f / 127.f), plan.threads);",
      "^precision\\.int8_logits_fast$"),
     ("int8_bias_after_scales", "the int8 GEMM's bias given as if oneDNN added it after the output scales",
      "engine/ops/linear_int8.cpp", "bias_[o] = scales[o] == 0 ? 0.f : p.bias[o] / scales[o];",
-     "bias_[o] = p.bias[o];", "^(precision\\.int8_logits_fast|engine_units)$"),
+     "bias_[o] = p.bias[o];", "^(precision\\.int8_logits_fast|engine\\.int8_units)$"),
     # ---- geometry and gathers ------------------------------------------------------------------
     ("window_shift_off_by_one", "the cyclic shift of window partition one token too far",
      "engine/ops/window_partition.cpp", "y = (y + g.shift) % ph;", "y = (y + g.shift + (g.shift > 0)) % ph;",
