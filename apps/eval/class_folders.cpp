@@ -13,12 +13,12 @@
 namespace pola::eval {
 namespace {
 
-std::string quoted(const std::string &s) { return "'" + s + "'"; }
+std::string in_quotes(const std::string &s) { return "'" + s + "'"; }
 
 // The first few of a list, for messages that must stay readable with 1000 classes.
 std::string some_of(const std::vector<std::string> &names, size_t shown = 5) {
   std::string out;
-  for (size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + quoted(names[i]);
+  for (size_t i = 0; i < names.size() && i < shown; ++i) out += (i ? ", " : "") + in_quotes(names[i]);
   if (names.size() > shown) out += ", ... (" + std::to_string(names.size()) + " in all)";
   return out;
 }
@@ -28,13 +28,13 @@ std::pair<std::string, int> folder_and_class(const std::string &entry, const std
   const size_t eq = entry.rfind('='); // folder names may hold '=', class names hardly
   const std::string folder = entry.substr(0, eq), name = entry.substr(eq + 1);
   if (folder.empty() || name.empty())
-    throw InputError("--class-order: entry " + quoted(entry) + " is not FOLDER=CLASS");
+    throw InputError("--class-order: entry " + in_quotes(entry) + " is not FOLDER=CLASS");
   int k = class_index_of(name, class_names);
   if (k < 0 && name.size() < 10 && name.find_first_not_of("0123456789") == std::string::npos &&
       std::stoul(name) < class_names.size())
     k = int(std::stoul(name));
   if (k < 0)
-    throw InputError("--class-order: " + quoted(name) + " in " + quoted(entry) +
+    throw InputError("--class-order: " + in_quotes(name) + " in " + in_quotes(entry) +
                      " is neither one of the model's class names (" + some_of(class_names) +
                      ") nor a class index below " + std::to_string(class_names.size()));
   return {folder, k};
@@ -57,10 +57,10 @@ std::vector<int> map_explicitly(const std::string &dir, const std::vector<std::s
   for (size_t k = 0; k < order.size(); ++k) {
     const auto [folder, cls] = pairs ? folder_and_class(order[k], class_names) : std::make_pair(order[k], int(k));
     if (std::find(folders.begin(), folders.end(), folder) == folders.end())
-      throw InputError(dir + ": --class-order names folder " + quoted(folder) + " (class " + std::to_string(cls) +
+      throw InputError(dir + ": --class-order names folder " + in_quotes(folder) + " (class " + std::to_string(cls) +
                        "), which is not a sub-folder of " + dir);
     if (!class_of_folder.emplace(folder, cls).second)
-      throw InputError("--class-order names folder " + quoted(folder) + " twice");
+      throw InputError("--class-order names folder " + in_quotes(folder) + " twice");
   }
   std::vector<int> mapping;
   std::vector<std::string> skipped;
@@ -150,15 +150,15 @@ std::vector<int> map_class_folders(const std::string &dir, const std::vector<std
     if (by_name[i] >= 0 && by_name[i] != int(i))
       throw InputError(dir + ": some folders are not named after the model's classes (" + some_of(unmatched, 3) +
                        "), so folders cannot be mapped by name, and sorted order would make folder " +
-                       quoted(folders[i]) + " class " + std::to_string(i) + " although it is named like class " +
-                       std::to_string(by_name[i]) + " " + quoted(class_names[by_name[i]]) +
+                       in_quotes(folders[i]) + " class " + std::to_string(i) + " although it is named like class " +
+                       std::to_string(by_name[i]) + " " + in_quotes(class_names[by_name[i]]) +
                        "; name every folder after its class, or " + choose);
   std::fprintf(notes,
                "pola eval: folder names do not match the model's class names (e.g. %s); folders in sorted order are "
                "classes 0..%zu: %s -> %s, %s -> %s, ... (use --class-order to choose)\n",
-               quoted(unmatched[0]).c_str(), folders.size() - 1, quoted(folders[0]).c_str(),
-               quoted(class_names[0]).c_str(), quoted(folders[folders.size() > 1]).c_str(),
-               quoted(class_names[folders.size() > 1]).c_str());
+               in_quotes(unmatched[0]).c_str(), folders.size() - 1, in_quotes(folders[0]).c_str(),
+               in_quotes(class_names[0]).c_str(), in_quotes(folders[folders.size() > 1]).c_str(),
+               in_quotes(class_names[folders.size() > 1]).c_str());
   std::vector<int> sorted(folders.size());
   for (size_t i = 0; i < folders.size(); ++i) sorted[i] = int(i);
   return sorted;

@@ -10,14 +10,11 @@
 #include "engine/preprocess/preprocess_batch.h"
 #include "eval/dataset.h"
 #include "eval/metrics.h"
+#include "quantize/calibration_images.h"
 #include "weights/error.h"
 
 namespace pola::app {
 namespace {
-
-bool ends_with(const std::string &s, const std::string &tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // Logits of the first `n` images of the set and the top-1 percentage.
 struct SetRun {
@@ -87,7 +84,7 @@ double relative_logit_error(const std::vector<float> &a, const std::vector<float
 } // namespace
 
 void require_labelled_source(const std::string &data) {
-  if (ends_with(data, ".npy"))
+  if (is_npy_batch(data))
     throw InputError(data + ": --max-accuracy-drop needs labelled images (an IDX pair or a directory of class "
                             "folders), and a .npy batch has no labels");
 }

@@ -63,11 +63,12 @@ class DecodedImages : public CalibrationImages {
   std::string what_;
 };
 
-bool ends_with(const std::string &s, const std::string &tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 } // namespace
+
+bool is_npy_batch(const std::string &source) {
+  const std::string ext = ".npy";
+  return source.size() >= ext.size() && source.compare(source.size() - ext.size(), ext.size(), ext) == 0;
+}
 
 std::unique_ptr<CalibrationImages> open_calibration_images(const std::string &source, const std::string &split,
                                                            int64_t limit, const Model &model,
@@ -76,7 +77,7 @@ std::unique_ptr<CalibrationImages> open_calibration_images(const std::string &so
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(source, ec);
   if (!is_dir && !std::filesystem::exists(source, ec)) throw InputError(source + ": no such file or directory");
-  if (!is_dir && ends_with(source, ".npy")) return std::make_unique<NpyImages>(source, limit, model.config());
+  if (!is_dir && is_npy_batch(source)) return std::make_unique<NpyImages>(source, limit, model.config());
   const auto spec = api::model_image_spec(model, model_path);
   if (is_dir && eval::has_idx_pair(source, split)) {
     std::shared_ptr<eval::Dataset> data = eval::open_idx_dataset(source, split, model.config().num_classes);

@@ -30,6 +30,9 @@ class CalibrationImages {
   int64_t count_ = 0, height_ = 0, width_ = 0;
 };
 
+// Whether `source` names a .npy batch (preprocessed, unlabelled), by its name.
+bool is_npy_batch(const std::string &source);
+
 // Throws InputError naming `source` when it holds no usable image.
 std::unique_ptr<CalibrationImages> open_calibration_images(const std::string &source, const std::string &split,
                                                            int64_t limit, const Model &model,
