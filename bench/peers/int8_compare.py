@@ -73,6 +73,7 @@ def main():
     ap.add_argument("--pola", default=os.path.join(HERE, "..", "..", "build", "apps", "pola"))
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--report-only", action="store_true", help="rewrite OUT/README.md from OUT/results.json")
     ap.add_argument("--no-spin", action="store_true",
                     help="no busy-waiting threads (OMP_WAIT_POLICY=passive, ORT allow_spinning 0): for a loaded machine")
     args = ap.parse_args()
@@ -80,6 +81,10 @@ def main():
     batches = [int(b) for b in args.batches.split(",")]
     engines = args.engines.split(",")
     os.makedirs(args.out, exist_ok=True)
+    if args.report_only:
+        with open(os.path.join(args.out, "results.json")) as f:
+            results = json.load(f)
+        return write_readme(args.out, results, results["args"]["engines"].split(","))
 
     env = bench_env.environment(pola)
     results = {"date": datetime.datetime.utcnow().isoformat() + "Z", "environment": env,
@@ -126,10 +131,13 @@ def write_readme(out, results, engines):
              "| model, batch | " + " | ".join(engines) + " | int8/fp32 (goal <= 0.6) | pytorch_int8/int8 (goal >= 2) "
              "| ort_int8/int8 (goal >= 2) | RSS int8/fp32 (goal <= 0.7) |",
              "|---" * (len(engines) + 5) + "|"]
+    def ratio(fig, a, b):  # "n/a" for an engine left out by --engines
+        return f"{fig[a] / fig[b]:.2f}" if a in fig and b in fig else "n/a"
+
     for model, batch, med, rss in rows:
         lines.append(f"| {model}, {batch} | " + " | ".join(f"{med[e]:.1f}" for e in engines) +
-                     f" | {med['engine_int8'] / med['engine']:.2f} | {med['pytorch_int8'] / med['engine_int8']:.2f}"
-                     f" | {med['ort_int8'] / med['engine_int8']:.2f} | {rss['engine_int8'] / rss['engine']:.2f} |")
+                     f" | {ratio(med, 'engine_int8', 'engine')} | {ratio(med, 'pytorch_int8', 'engine_int8')}"
+                     f" | {ratio(med, 'ort_int8', 'engine_int8')} | {ratio(rss, 'engine_int8', 'engine')} |")
     lines += ["", "Peak RSS (MB, GNU time, median over rounds):", "",
               "| model, batch | " + " | ".join(engines) + " |", "|---" * (len(engines) + 1) + "|"]
     for model, batch, med, rss in rows:
