@@ -10,9 +10,10 @@
 // past N. K is not padded.
 //
 // Plain layout (nr == 0, low-memory mode): `b` is W itself, (N, K) row-major
-// floats as the model file stores them, read in place: no packed copy. The
-// kernel then forms dot products along K (a register tile of rows x outputs,
-// each reduced across the vector once), slower than panels but copy-free.
+// floats as the model file stores them, read in place: no packed copy of the
+// model. The kernel packs one panel at a time into a per-thread scratch (K x
+// its panel width) and runs the same tiles on it, so the results equal the
+// packed path's bit for bit; the price is that packing on every call.
 #pragma once
 
 #include <cstdint>

@@ -5,14 +5,15 @@
 // plain C++, no ISA intrinsics, so the same source builds for NEON and x86.
 // No K blocking: a panel (K x 2 vectors) and M rows of A stream from L1/L2
 // for the K of a vision transformer's linear layers (<= a few thousand).
-// The plain layout (low-memory mode: W read where the file maps it) has its
-// own tile, dot products along K reduced across the vector once per output.
+// The plain layout (low-memory mode: W read where the file maps it) packs one
+// panel at a time into a per-thread scratch and runs the same tiles.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/gemm_f32.h"
@@ -30,12 +31,11 @@ template <class A> constexpr int gemm_f32_mr() {
 
 namespace gemm_f32_detail {
 
-// Rows [r0, r0 + M) x panel p.
-template <class A, int M> inline void tile(const F32GemmArgs &g, int64_t r0, int64_t p) {
+// Rows [r0, r0 + M) x panel p (`panel`: its K x nr floats).
+template <class A, int M> inline void tile(const F32GemmArgs &g, const float *panel, int64_t r0, int64_t p) {
   using B = xsimd::batch<float, A>;
   constexpr int64_t L = B::size, NR = 2 * L;
   const int64_t k = g.layout.k;
-  const float *panel = g.b + p * k * NR;
   const float *a = g.a + r0 * g.ld_a;
   B acc0[M], acc1[M];
   for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = B(0.f);
@@ -81,74 +81,44 @@ template <class A, int M> inline void tile(const F32GemmArgs &g, int64_t r0, int
   }
 }
 
-template <class A, int M> inline void tile_rows(const F32GemmArgs &g, int64_t r0, int64_t p, int m) {
+template <class A, int M> inline void tile_rows(const F32GemmArgs &g, const float *panel, int64_t r0, int64_t p, int m) {
   if constexpr (M > 0) {
-    if (m == M) return tile<A, M>(g, r0, p);
-    tile_rows<A, M - 1>(g, r0, p, m);
+    if (m == M) return tile<A, M>(g, panel, r0, p);
+    tile_rows<A, M - 1>(g, panel, r0, p, m);
   }
 }
 
-// Plain layout: rows [r0, r0 + M) x outputs [c0, c0 + C), each output a dot
-// product of an A row and a W row, the vector lanes summed once at the end and
-// the K % L tail added after them: a fixed order per output.
-template <class A, int M, int C> inline void dot_tile(const F32GemmArgs &g, int64_t r0, int64_t c0) {
-  using B = xsimd::batch<float, A>;
-  constexpr int64_t L = B::size;
-  const int64_t k = g.layout.k, kv = k - k % L;
-  const float *a = g.a + r0 * g.ld_a;
-  const float *w = g.b + c0 * k;
-  B acc[M][C];
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < C; ++j) acc[i][j] = B(0.f);
-  for (int64_t q = 0; q < kv; q += L) {
-    B wv[C];
-    for (int j = 0; j < C; ++j) wv[j] = B::load_unaligned(w + j * k + q);
-    for (int i = 0; i < M; ++i) {
-      const B av = B::load_unaligned(a + i * g.ld_a + q);
-      for (int j = 0; j < C; ++j) acc[i][j] = xsimd::fma(av, wv[j], acc[i][j]);
-    }
-  }
-  for (int i = 0; i < M; ++i) {
-    float *d = g.dst + (r0 + i) * g.ld_dst + c0;
-    for (int j = 0; j < C; ++j) {
-      float v = xsimd::hadd(acc[i][j]);
-      for (int64_t q = kv; q < k; ++q) v += a[i * g.ld_a + q] * w[j * k + q];
-      if (g.bias) v += g.bias[c0 + j];
-      if (g.accumulate) v += d[j];
-      d[j] = v;
-    }
+// The plain layout, one panel at a time: columns [nr p, nr p + nr) of W, (N,
+// K) row-major, transposed into `panel` exactly as pack_gemm_f32_weights lays
+// them out (zero past N), so the tiles that follow give the packed path's bits.
+template <class A> inline void pack_panel(const F32GemmArgs &g, int64_t p, float *panel) {
+  constexpr int64_t NR = gemm_f32_nr<A>();
+  const int64_t k = g.layout.k, c0 = p * NR, cols = std::min<int64_t>(NR, g.layout.n - c0);
+  for (int64_t c = 0; c < NR; ++c) {
+    const float *w = g.b + (c0 + c) * k;
+    if (c < cols)
+      for (int64_t q = 0; q < k; ++q) panel[q * NR + c] = w[q];
+    else
+      for (int64_t q = 0; q < k; ++q) panel[q * NR + c] = 0.f;
   }
 }
 
-template <class A, int M, int C> inline void dot_tile_cols(const F32GemmArgs &g, int64_t r0, int64_t c0, int c) {
-  if constexpr (C > 0) {
-    if (c == C) return dot_tile<A, M, C>(g, r0, c0);
-    dot_tile_cols<A, M, C - 1>(g, r0, c0, c);
-  }
-}
-
-template <class A, int M, int C> inline void dot_tile_rows(const F32GemmArgs &g, int64_t r0, int64_t c0, int m, int c) {
-  if constexpr (M > 0) {
-    if (m == M) return dot_tile_cols<A, M, C>(g, r0, c0, c);
-    dot_tile_rows<A, M - 1, C>(g, r0, c0, m, c);
-  }
-}
-
-// The plain tile's size: M x C accumulators + C W vectors + 1 A vector fit
-// the registers (32 on AVX-512 and AArch64: 4 x 4; 16 on AVX2: 3 x 3).
-template <class A> constexpr int gemm_f32_plain_tile() { return gemm_f32_mr<A>() == 8 ? 4 : 3; }
-
-template <class A> void gemm_f32_plain(const F32GemmArgs &g) {
-  constexpr int T = gemm_f32_plain_tile<A>();
-  const int64_t groups = (g.layout.n + T - 1) / T, blocks = (g.rows + T - 1) / T;
+// Panels split over the threads; each thread packs its panel into its own
+// scratch (K x nr floats, kept between calls) and runs every row block on it.
+template <class A, int MR> void gemm_f32_plain(const F32GemmArgs &g) {
+  constexpr int64_t NR = gemm_f32_nr<A>();
+  const int64_t panels = (g.layout.n + NR - 1) / NR, blocks = (g.rows + MR - 1) / MR;
   const int threads = g.threads > 1 ? g.threads : 1;
-  // Output-group-major: one thread's consecutive tiles reuse the same W rows.
-#pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1 && groups * blocks > 1) schedule(static)
-  for (int64_t cg = 0; cg < groups; ++cg)
+#pragma omp parallel for num_threads(threads) if (threads > 1 && panels > 1) schedule(static)
+  for (int64_t p = 0; p < panels; ++p) {
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < size_t(g.layout.k * NR)) scratch.resize(size_t(g.layout.k * NR));
+    pack_panel<A>(g, p, scratch.data());
     for (int64_t rb = 0; rb < blocks; ++rb) {
-      const int64_t r0 = rb * T, c0 = cg * T;
-      dot_tile_rows<A, T, T>(g, r0, c0, int(std::min<int64_t>(T, g.rows - r0)), int(std::min<int64_t>(T, g.layout.n - c0)));
+      const int64_t r0 = rb * MR;
+      tile_rows<A, MR>(g, scratch.data(), r0, p, int(std::min<int64_t>(MR, g.rows - r0)));
     }
+  }
 }
 
 } // namespace gemm_f32_detail
@@ -159,7 +129,7 @@ template <class A> void gemm_f32(const F32GemmArgs &g) {
   if (!g.layout.plain() && g.layout.nr != NR)
     throw std::invalid_argument("gemm_f32: packed panel width does not match the kernel's");
   if (g.rows <= 0 || g.layout.n <= 0) return;
-  if (g.layout.plain()) return gemm_f32_detail::gemm_f32_plain<A>(g);
+  if (g.layout.plain()) return gemm_f32_detail::gemm_f32_plain<A, MR>(g);
   const int64_t panels = g.layout.panels(), blocks = (g.rows + MR - 1) / MR;
   const int threads = g.threads > 1 ? g.threads : 1;
   // Panel-major: one thread's consecutive tiles reuse the panel from L1.
@@ -168,7 +138,7 @@ template <class A> void gemm_f32(const F32GemmArgs &g) {
     for (int64_t rb = 0; rb < blocks; ++rb) {
       const int64_t r0 = rb * MR;
       const int m = int(std::min<int64_t>(MR, g.rows - r0));
-      gemm_f32_detail::tile_rows<A, MR>(g, r0, p, m);
+      gemm_f32_detail::tile_rows<A, MR>(g, g.b + p * g.layout.k * NR, r0, p, m);
     }
 }
 

@@ -4,7 +4,8 @@
 // 64, 97) and N (1, 17, 1000), strided A and dst whose gaps hold NaN (a read
 // past a row poisons the result, a write past one shows), bias or none,
 // accumulate or not, 1 and 2 threads bit for bit equal; the weights packed
-// into the ISA's panels and in the plain (N, K) layout read in place.
+// into the ISA's panels and in the plain (N, K) layout read in place, which
+// must give the packed path's bits.
 // Bound per element: 4 K eps32 (sum_k |a w| + |bias| + |dst0|), fp32 sums.
 #include <doctest/doctest.h>
 
@@ -75,7 +76,7 @@ TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every IS
                 want[size_t(i * n + j)] = s;
                 mag[size_t(i * n + j)] = m;
               }
-            std::vector<float> ref_out;
+            std::vector<float> ref_out, packed_out;
             for (Isa isa : isas)
             for (bool plain : {false, true}) {
               const F32GemmLayout layout =
@@ -122,6 +123,8 @@ TEST_CASE("gemm_f32 matches a double oracle and the scalar reference on every IS
               CHECK(bad_ref == 0); // against the scalar reference (the first ISA)
               CHECK(gaps == 0);    // nothing written past n
               if (ref_out.empty()) ref_out = out1;
+              if (!plain) packed_out = out1;
+              else CHECK(std::memcmp(out1.data(), packed_out.data(), out1.size() * sizeof(float)) == 0);
             }
           }
       }
