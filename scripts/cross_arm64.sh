@@ -10,6 +10,10 @@
 #                                    against the PyTorch reference; needs build/apps/pola
 #                                    (POLA_ARM64_CTEST_EXCLUDE: a ctest -E regex;
 #                                    POLA_ARM64_PARITY_ONLY: parity.py --only)
+#   scripts/cross_arm64.sh bundle DIR  a relocatable install for a board: DIR/bin/pola
+#                                    (RPATH $ORIGIN/../lib) and DIR/lib, the libraries it
+#                                    needs beyond glibc; checked by running it under qemu
+#                                    with nothing but glibc as the system's libraries
 #   (build-arm64/pola-qemu, written by build, runs the aarch64 CLI from any script.)
 # What it installs: the arm64 dpkg architecture, crossbuild-essential-arm64 and
 # qemu-user-static (apt), and the arm64 libraries the engine links (oneDNN,
@@ -90,6 +94,56 @@ build() {
   chmod +x "$BUILD/pola-qemu"
 }
 
+# The libraries a board is assumed to have: glibc's (the loader among them).
+is_glibc() { case "$1" in ld-linux-aarch64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;; esac; return 1; }
+
+# A qemu root holding glibc alone (printed): with it as QEMU_LD_PREFIX, any
+# other library a binary needs must come from its own RPATH.
+make_glibc_root() {
+  local r f
+  r=$(mktemp -d)
+  mkdir -p "$r/lib"
+  for f in /usr/aarch64-linux-gnu/lib/*; do is_glibc "$(basename "$f")" && cp -L "$f" "$r/lib/"; done
+  echo "$r"
+}
+
+find_arm64_lib() {
+  local d
+  for d in "$ROOT/usr/lib/aarch64-linux-gnu" "$ROOT/lib/aarch64-linux-gnu" /usr/aarch64-linux-gnu/lib; do
+    [ -e "$d/$1" ] && { echo "$d/$1"; return 0; }
+  done
+  return 1
+}
+
+bundle() {
+  local dest=$1
+  [ -n "$dest" ] || { echo "usage: $0 bundle DIR" >&2; exit 2; }
+  [ -x "$BUILD/apps/pola" ] || { echo "cross_arm64.sh bundle: no $BUILD/apps/pola (run: $0 build)" >&2; exit 2; }
+  cmake --install "$BUILD" --prefix "$dest" --component cli >/dev/null
+  mkdir -p "$dest/lib"
+  # Every library pola needs, transitively, except glibc's: copied beside it.
+  local todo=("$dest/bin/pola") seen=" " f lib path
+  while [ ${#todo[@]} -gt 0 ]; do
+    f=${todo[0]}
+    todo=("${todo[@]:1}")
+    for lib in $(aarch64-linux-gnu-readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+      is_glibc "$lib" && continue
+      case "$seen" in *" $lib "*) continue ;; esac
+      seen="$seen$lib "
+      path=$(find_arm64_lib "$lib") || { echo "cross_arm64.sh bundle: $lib (needed by $f) not found" >&2; exit 1; }
+      cp -L "$path" "$dest/lib/$lib"
+      todo+=("$dest/lib/$lib")
+    done
+  done
+  # The check: a library missing from DIR/lib fails to load.
+  local glibc_root
+  glibc_root=$(make_glibc_root)
+  QEMU_LD_PREFIX="$glibc_root" qemu-aarch64-static "$dest/bin/pola" --version >/dev/null ||
+    { rm -rf "$glibc_root"; echo "cross_arm64.sh bundle: $dest/bin/pola does not start with glibc alone" >&2; exit 1; }
+  rm -rf "$glibc_root"
+  echo "bundle: $dest/bin/pola and $(ls "$dest/lib" | wc -l) libraries in $dest/lib ($(du -sh "$dest" | cut -f1))"
+}
+
 check() {
   local x86="${POLA_BUILD_DIR:-build}/apps/pola"
   [ -x "$x86" ] || { echo "cross_arm64.sh check: no x86-64 $x86 to compare with (scripts/build.sh)" >&2; exit 2; }
@@ -97,12 +151,24 @@ check() {
   /usr/bin/python3 tests/arm64/check_arm64.py --x86 "$x86" --arm64 "$BUILD/pola-qemu" --workdir "$BUILD/check"
   /usr/bin/python3 tests/parity/parity.py --pola "$BUILD/pola-qemu" --suite fast --threads 2 \
     --workdir "$BUILD/parity_fast" ${POLA_ARM64_PARITY_ONLY:+--only "$POLA_ARM64_PARITY_ONLY"}
+  # The relocatable install: made in one folder, moved to another, started with glibc alone each time.
+  rm -rf "$BUILD/bundle-check" "$BUILD/bundle-moved"
+  bundle "$BUILD/bundle-check"
+  mv "$BUILD/bundle-check" "$BUILD/bundle-moved"
+  local glibc_root
+  glibc_root=$(make_glibc_root)
+  QEMU_LD_PREFIX="$glibc_root" qemu-aarch64-static "$BUILD/bundle-moved/bin/pola" classify \
+    -m models/fashion_pola_pvt.pola models/samples/*.png --top 1 >/dev/null ||
+    { rm -rf "$glibc_root"; echo "cross_arm64.sh check: the moved bundle does not classify" >&2; exit 1; }
+  rm -rf "$glibc_root"
+  echo "check: the bundle classifies after a move, with glibc alone beside it"
 }
 
 case "${1:-build}" in
 build) build ;;
 run) shift; exec "$BUILD/pola-qemu" "$@" ;;
+bundle) bundle "${2:-}" ;;
 test) ctest --test-dir "$BUILD" -L arm64 --output-on-failure ;;
 check) check ;;
-*) echo "usage: $0 [build|run ARGS...|test|check]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|run ARGS...|test|check|bundle DIR]" >&2; exit 2 ;;
 esac

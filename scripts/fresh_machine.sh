@@ -8,7 +8,10 @@
 # inside it (chroot, /proc /sys /dev mounted) runs
 #   1. the README's first command, read from README.md exactly as written;
 #   2. a short subset of the tests (C/C++ units, the C API and the installed
-#      package, the CLI, the README examples, the fast PyTorch parity suite).
+#      package, the CLI, the README examples, the fast PyTorch parity suite);
+#   3. the ARM64 set-up from that root: scripts/cross_arm64.sh installs what it
+#      needs and builds the aarch64 pola, which must start under qemu and
+#      bundle into a relocatable folder (POLA_FRESH_ARM64=0 leaves it out).
 # It prints the time of each step, exits non-zero on the first failure and
 # unmounts and deletes the root on any exit, Ctrl-C included.
 #
@@ -109,6 +112,11 @@ step "README first command" in_root "$FIRST_COMMAND"
 if [ -n "$TESTS" ]; then
   step "build the rest (scripts/build.sh)" in_root "scripts/build.sh >/dev/null"
   step "test subset (ctest)" in_root "ctest --test-dir build --output-on-failure -j2 -R '$TESTS'"
+fi
+if [ "${POLA_FRESH_ARM64:-1}" != 0 ]; then
+  step "arm64: cross_arm64.sh build" in_root "scripts/cross_arm64.sh build >/dev/null"
+  step "arm64: run --version under qemu" in_root "scripts/cross_arm64.sh run --version | grep -q '^  isa       neon64'"
+  step "arm64: relocatable bundle" in_root "scripts/cross_arm64.sh bundle /tmp/pola-arm64-bundle"
 fi
 echo "fresh_machine: passed"
 printf '  %s\n' "${TIMES[@]}"
