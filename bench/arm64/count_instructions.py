@@ -8,7 +8,9 @@ Debian's qemu-user-static has no TCG plugins (no instruction-counting plugin), s
 from qemu's own logs: `-d in_asm,exec,nochain` prints each translated block's instructions once
 and a line for every execution of a block (`nochain` makes every execution go through the logger).
 Summing the block lengths over the executions is the number of guest instructions retired, on all
-threads. The log streams through a pipe into this script, never to disk.
+threads. The log streams through a pipe, never to disk, into qemu_log_count.cpp (compiled here
+with the host's g++; the same rule as count_from_log below, which `--counter python` uses: a few
+M log lines per second is too slow for pvt_tiny's billions).
 Per image = (count at the larger batch - count at the smaller) / (batch difference): the process
 start, the model load and the plan, paid once per run, cancel out.
 Configurations (one aarch64 binary, chosen by environment):
@@ -55,6 +57,16 @@ def count_from_log(stream):
     return total
 
 
+COUNTER = None  # the compiled qemu_log_count, or None for count_from_log
+
+
+def build_counter(workdir):
+    exe = os.path.join(workdir, "qemu_log_count")
+    subprocess.run(["g++", "-O2", "-o", exe, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                          "qemu_log_count.cpp")], check=True)
+    return exe
+
+
 def counted_run(program_args, env, workdir):
     """Guest instructions retired by one qemu-user run of program_args."""
     fifo = os.path.join(workdir, "qemu.log")
@@ -65,7 +77,10 @@ def counted_run(program_args, env, workdir):
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         with open(fifo, "rb", buffering=1 << 20) as stream:
-            total = count_from_log(stream)
+            if COUNTER:
+                total = int(subprocess.run([COUNTER], stdin=stream, capture_output=True, check=True).stdout)
+            else:
+                total = count_from_log(stream)
         if proc.wait() != 0:
             err.seek(0)
             raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err.read().decode(errors='replace')[-500:]}")
@@ -122,10 +137,14 @@ def main():
     ap.add_argument("--root", default=os.environ.get("POLA_ARM64_ROOT", "/opt/pola-arm64"))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--self-check", action="store_true", help="check the counter on a known loop first")
+    ap.add_argument("--counter", choices=("native", "python"), default="native")
     args = ap.parse_args()
+    global COUNTER
     small, large = (int(b) for b in args.batches.split(","))
     rows = []
     with tempfile.TemporaryDirectory(prefix="pola_insn_") as tmp:
+        if args.counter == "native":
+            COUNTER = build_counter(tmp)
         if args.self_check and not self_check(tmp):
             print("ERROR: the instruction counter is off on the known loop", file=sys.stderr)
             return 1
