@@ -15,8 +15,8 @@
 #                                    needs beyond glibc; checked by running it under qemu
 #                                    with nothing but glibc as the system's libraries
 #   (build-arm64/pola-qemu, written by build, runs the aarch64 CLI from any script.)
-# What it installs: the arm64 dpkg architecture, crossbuild-essential-arm64 and
-# qemu-user-static (apt), and the arm64 libraries the engine links (oneDNN,
+# What it installs: the arm64 dpkg architecture, crossbuild-essential-arm64,
+# qemu-user-static and qemu-user (apt), and the arm64 libraries the engine links (oneDNN,
 # libzip and their dependencies) downloaded as .debs and unpacked into
 # POLA_ARM64_ROOT (default /opt/pola-arm64), not installed: :arm64 -dev
 # packages conflict with the amd64 python3-torch the x86 tests need.
@@ -46,6 +46,8 @@ install_missing() {
   fi
   command -v aarch64-linux-gnu-g++ >/dev/null || pkgs+=(crossbuild-essential-arm64)
   command -v qemu-aarch64-static >/dev/null || pkgs+=(qemu-user-static)
+  # bench/arm64/count_instructions.py loads its counting plugin into this (plugin-capable) build.
+  command -v qemu-aarch64 >/dev/null || pkgs+=(qemu-user)
   # The marker holds the package list it was made from: a longer list unpacks again.
   local unpacked=0
   [ -f "$ROOT/.complete" ] && [ "$(cat "$ROOT/.complete")" = "${DEBS[*]}" ] && unpacked=1

@@ -28,9 +28,10 @@ PACKAGES=(
   # scale-out on Dask (examples/dask_classify.py and its test)
   python3-distributed
 )
-# The aarch64 cross-build is not part of the test run yet: scripts/cross_arm64.sh installs what it
-# needs itself (crossbuild-essential-arm64, qemu-user-static, the arm64 oneDNN and libzip .debs
-# unpacked into /opt/pola-arm64).
+# The aarch64 cross-build (scripts/test.sh's arm64 stage, bench/arm64): scripts/cross_arm64.sh
+# installs what it needs itself (crossbuild-essential-arm64, qemu-user-static, qemu-user for the
+# instruction-counting plugin, the arm64 oneDNN, libzip, cpp-httplib .debs and theirs unpacked into
+# /opt/pola-arm64). The peers benchmarks: bench/peers/install_peers.sh.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

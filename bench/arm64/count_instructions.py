@@ -4,8 +4,12 @@
   count_instructions.py --model M.pola [--model ...] [--configs own,onednn_ref,scalar]
                         [--batches 1,3] [--build build-arm64] [--threads 1]
 
-Debian's qemu-user-static has no TCG plugins (no instruction-counting plugin), so the count comes
-from qemu's own logs: `-d in_asm,exec,nochain` prints each translated block's instructions once
+Counters (--counter):
+  plugin  (default) insn_count_plugin.c, a TCG plugin compiled here, loaded into Debian's dynamic
+          `qemu-aarch64` (package qemu-user; Debian's qemu-user-static has no plugin support, and no
+          plugin ships): every executed block adds its length inline. Full emulation speed.
+  native, python  qemu's own logs, for a qemu without plugins (a few M guest instructions per
+          second: hours for pvt_tiny): `-d in_asm,exec,nochain` prints each translated block's instructions once
 and a line for every execution of a block (`nochain` makes every execution go through the logger).
 Summing the block lengths over the executions is the number of guest instructions retired, on all
 threads. The log streams through a pipe, never to disk, into qemu_log_count.cpp (compiled here
@@ -58,6 +62,7 @@ def count_from_log(stream):
 
 
 COUNTER = None  # the compiled qemu_log_count, or None for count_from_log
+PLUGIN = None   # the compiled insn_count_plugin.so: counts inside qemu, no log
 
 
 def build_counter(workdir):
@@ -67,8 +72,30 @@ def build_counter(workdir):
     return exe
 
 
+def build_plugin(workdir):
+    so = os.path.join(workdir, "insn_count_plugin.so")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", so, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                           "insn_count_plugin.c")], check=True)
+    return so
+
+
+def plugin_run(program_args, env, workdir):
+    """Guest instructions retired by one run under qemu-aarch64 with the counting plugin."""
+    out = os.path.join(workdir, "count.txt")
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = ["qemu-aarch64", "-plugin", f"{PLUGIN},out={out}"] + program_args
+    r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.decode(errors='replace')[-500:]}")
+    with open(out) as f:
+        return int(f.read())
+
+
 def counted_run(program_args, env, workdir):
     """Guest instructions retired by one qemu-user run of program_args."""
+    if PLUGIN:
+        return plugin_run(program_args, env, workdir)
     fifo = os.path.join(workdir, "qemu.log")
     if os.path.exists(fifo):
         os.remove(fifo)
@@ -137,14 +164,16 @@ def main():
     ap.add_argument("--root", default=os.environ.get("POLA_ARM64_ROOT", "/opt/pola-arm64"))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--self-check", action="store_true", help="check the counter on a known loop first")
-    ap.add_argument("--counter", choices=("native", "python"), default="native")
+    ap.add_argument("--counter", choices=("plugin", "native", "python"), default="plugin")
     args = ap.parse_args()
-    global COUNTER
+    global COUNTER, PLUGIN
     small, large = (int(b) for b in args.batches.split(","))
     rows = []
     with tempfile.TemporaryDirectory(prefix="pola_insn_") as tmp:
         if args.counter == "native":
             COUNTER = build_counter(tmp)
+        elif args.counter == "plugin":
+            PLUGIN = build_plugin(tmp)
         if args.self_check and not self_check(tmp):
             print("ERROR: the instruction counter is off on the known loop", file=sys.stderr)
             return 1

@@ -199,21 +199,35 @@ void add_linear_rows(BuildContext &ctx, const std::string &name, const std::stri
   for (auto &r : row_ranges) key += ":" + std::to_string(r.first) + "+" + std::to_string(r.second);
   const LayerRole role{prefix};
   const float *b = ctx.weights.get(prefix + ".bias", {full_out});
+  // One range is a slice of the stored rows: read in place, no copy (PVT's k and v halves of kv).
+  const bool slice = row_ranges.size() == 1;
+  const int64_t first = row_ranges.front().first;
   if (runs_int8(ctx, role)) {
     const QuantizedWeight w = ctx.weights.get_int8(prefix + ".weight", {full_out, in});
     ops::QuantizedLinearParams q = int8_params(ctx, prefix, in, full_out, true);
     q.out = dst.cols;
-    q.weight = ctx.weights.derived_int8(key + ".weight", [&] { return gather_rows(w.q, in, row_ranges); });
-    q.weight_scale = ctx.weights.derived(key + ".weight_scale", [&] { return gather_rows(w.scale, 1, row_ranges); });
-    q.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+    if (slice) {
+      q.weight = w.q + first * in;
+      q.weight_scale = w.scale + first;
+      q.bias = b + first;
+    } else {
+      q.weight = ctx.weights.derived_int8(key + ".weight", [&] { return gather_rows(w.q, in, row_ranges); });
+      q.weight_scale = ctx.weights.derived(key + ".weight_scale", [&] { return gather_rows(w.scale, 1, row_ranges); });
+      q.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+    }
     return add_int8_matmul_node(ctx, name, q, src, dst, false, false);
   }
   const float *w = ctx.weights.get(prefix + ".weight", {full_out, in});
   ops::LinearParams p;
   p.in = in;
   p.out = dst.cols;
-  p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
-  p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+  if (slice) {
+    p.weight = w + first * in;
+    p.bias = b + first;
+  } else {
+    p.weight = ctx.weights.derived(key + ".weight", [&] { return gather_rows(w, in, row_ranges); });
+    p.bias = ctx.weights.derived(key + ".bias", [&] { return gather_rows(b, 1, row_ranges); });
+  }
   add_matmul_node(ctx, name, role, p, src, dst, false, false, ctx.precisions.gemm);
 }
 
