@@ -31,22 +31,57 @@ template <class A> constexpr int gemm_f32_mr() {
 
 namespace gemm_f32_detail {
 
+// A register tile's accumulators, two vectors per row, as nested named
+// members rather than an array: GCC 12 for aarch64 keeps an array of batches
+// in memory and stores all of it on every step of the K loop, while fields at
+// fixed offsets stay in registers. Each row also walks its own pointer along
+// A, so a step needs no address arithmetic beyond one increment per row.
+// The sums are formed in the same order as before, so the bits are too.
+template <class B, int M> struct TileAcc {
+  B c0, c1;
+  const float *a;
+  TileAcc<B, M - 1> next;
+};
+template <class B> struct TileAcc<B, 0> {};
+
+template <class B, int M> inline void tile_start(TileAcc<B, M> &t, const float *a, int64_t ld_a) {
+  if constexpr (M > 0) {
+    t.c0 = t.c1 = B(0.f);
+    t.a = a;
+    tile_start<B, M - 1>(t.next, a + ld_a, ld_a);
+  }
+}
+
+// One step of K: each row's next a value broadcast, times the panel's two vectors.
+template <class B, int M> inline void tile_step(TileAcc<B, M> &t, const B &b0, const B &b1) {
+  if constexpr (M > 0) {
+    const B ai(*t.a++);
+    t.c0 = xsimd::fma(ai, b0, t.c0);
+    t.c1 = xsimd::fma(ai, b1, t.c1);
+    tile_step<B, M - 1>(t.next, b0, b1);
+  }
+}
+
+template <class B, int M> inline void tile_unpack(const TileAcc<B, M> &t, B *acc0, B *acc1) {
+  if constexpr (M > 0) {
+    acc0[0] = t.c0;
+    acc1[0] = t.c1;
+    tile_unpack<B, M - 1>(t.next, acc0 + 1, acc1 + 1);
+  }
+}
+
 // Rows [r0, r0 + M) x panel p (`panel`: its K x nr floats).
 template <class A, int M> inline void tile(const F32GemmArgs &g, const float *panel, int64_t r0, int64_t p) {
   using B = xsimd::batch<float, A>;
   constexpr int64_t L = B::size, NR = 2 * L;
   const int64_t k = g.layout.k;
   const float *a = g.a + r0 * g.ld_a;
+  TileAcc<B, M> t;
+  tile_start<B, M>(t, a, g.ld_a);
+  for (int64_t q = 0; q < k; ++q)
+    tile_step<B, M>(t, B::load_unaligned(panel + q * NR), B::load_unaligned(panel + q * NR + L));
   B acc0[M], acc1[M];
-  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = B(0.f);
-  for (int64_t q = 0; q < k; ++q) {
-    const B b0 = B::load_unaligned(panel + q * NR), b1 = B::load_unaligned(panel + q * NR + L);
-    for (int i = 0; i < M; ++i) {
-      const B ai(a[i * g.ld_a + q]);
-      acc0[i] = xsimd::fma(ai, b0, acc0[i]);
-      acc1[i] = xsimd::fma(ai, b1, acc1[i]);
-    }
-  }
+  tile_unpack<B, M>(t, acc0, acc1);
   const int64_t c0 = p * NR, cols = std::min<int64_t>(NR, g.layout.n - c0);
   const float *bias = g.bias ? g.bias + c0 : nullptr;
   if (cols == NR) {
