@@ -37,6 +37,11 @@ struct F32GemmLayout {
 // w_is_bf16, widened exactly), into `packed` (layout.packed_elems() floats).
 void pack_gemm_f32_weights(const void *w, bool w_is_bf16, const F32GemmLayout &layout, float *packed);
 
+// Panel p alone (layout.nr K-rows of nr floats) from W, floats only: what
+// pack_gemm_f32_weights writes there. The kernel packs the plain layout's
+// panels with it, one at a time, as it goes.
+void pack_gemm_f32_panel(const float *w, const F32GemmLayout &layout, int64_t p, float *panel);
+
 // The panel width the kernel of `isa` reads (0: no fp32 GEMM kernel for it).
 // The scalar reference reads any width; it is given 8.
 int64_t gemm_f32_panel_width(Isa isa);

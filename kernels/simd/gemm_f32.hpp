@@ -123,23 +123,9 @@ template <class A, int M> inline void tile_rows(const F32GemmArgs &g, const floa
   }
 }
 
-// The plain layout, one panel at a time: columns [nr p, nr p + nr) of W, (N,
-// K) row-major, transposed into `panel` exactly as pack_gemm_f32_weights lays
-// them out (zero past N), so the tiles that follow give the packed path's bits.
-template <class A> inline void pack_panel(const F32GemmArgs &g, int64_t p, float *panel) {
-  constexpr int64_t NR = gemm_f32_nr<A>();
-  const int64_t k = g.layout.k, c0 = p * NR, cols = std::min<int64_t>(NR, g.layout.n - c0);
-  for (int64_t c = 0; c < NR; ++c) {
-    const float *w = g.b + (c0 + c) * k;
-    if (c < cols)
-      for (int64_t q = 0; q < k; ++q) panel[q * NR + c] = w[q];
-    else
-      for (int64_t q = 0; q < k; ++q) panel[q * NR + c] = 0.f;
-  }
-}
-
 // Panels split over the threads; each thread packs its panel into its own
-// scratch (K x nr floats, kept between calls) and runs every row block on it.
+// scratch (K x nr floats, kept between calls) exactly as the packed layout
+// holds it, and runs every row block on it: the packed path's bits.
 template <class A, int MR> void gemm_f32_plain(const F32GemmArgs &g) {
   constexpr int64_t NR = gemm_f32_nr<A>();
   const int64_t panels = (g.layout.n + NR - 1) / NR, blocks = (g.rows + MR - 1) / MR;
@@ -148,7 +134,7 @@ template <class A, int MR> void gemm_f32_plain(const F32GemmArgs &g) {
   for (int64_t p = 0; p < panels; ++p) {
     thread_local std::vector<float> scratch;
     if (scratch.size() < size_t(g.layout.k * NR)) scratch.resize(size_t(g.layout.k * NR));
-    pack_panel<A>(g, p, scratch.data());
+    pack_gemm_f32_panel(g.b, F32GemmLayout(g.layout.k, g.layout.n, NR), p, scratch.data());
     for (int64_t rb = 0; rb < blocks; ++rb) {
       const int64_t r0 = rb * MR;
       tile_rows<A, MR>(g, scratch.data(), r0, p, int(std::min<int64_t>(MR, g.rows - r0)));
