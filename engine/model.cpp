@@ -111,6 +111,7 @@ Model::RunMemory Model::run_memory(const PlanKey &key) {
   const auto plan = lay_out(key, true);
   m.arena = plan->graph.planned_bytes();
   m.side = plan->side_bytes;
+  m.scratch = plan->scratch_bytes;
   // Activation sizes come from the file's config, not from its tensors (Swin
   // windows of one token need almost no weights for 2^30 tokens): refuse
   // absurd ones whatever the machine. The released models need under 100 MB
@@ -377,7 +378,7 @@ Model::ArenaSizes Model::arena_sizes(int batch, int64_t height, int64_t width) {
   key.height = height;
   key.width = width;
   auto plan = acquire(key);
-  ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes(), plan->side_bytes};
+  ArenaSizes sizes{plan->graph.planned_bytes(), plan->graph.tensor_bytes(), plan->side_bytes, plan->scratch_bytes};
   release(std::move(plan));
   return sizes;
 }

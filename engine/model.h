@@ -98,14 +98,14 @@ class Model {
 
   // ---- Memory: what a run needs, checked before anything is allocated ----
   // What a run allocates, in bytes: the plan's activation arena and what the
-  // plan holds beside it (size-dependent tables, per-thread op chunks),
-  // together its working memory; and the run's inputs and outputs, which the
+  // plan holds beside it (size-dependent tables) and the most scratch one of
+  // its ops takes from the threads' scratch caches, together its working memory; and the run's inputs and outputs, which the
   // caller allocates. Found by laying the plan's graph out without creating
   // its ops or allocating anything. Throws InputError for a batch < 1 or a
   // size the model does not accept.
   struct RunMemory {
-    size_t arena = 0, side = 0, inputs = 0, outputs = 0;
-    size_t working() const { return arena + side; }
+    size_t arena = 0, side = 0, scratch = 0, inputs = 0, outputs = 0;
+    size_t working() const { return arena + side + scratch; }
     size_t total() const { return working() + inputs + outputs; }
   };
   RunMemory run_memory(const PlanKey &key);
@@ -125,7 +125,7 @@ class Model {
   // The activation arena of the plan for `batch` images: its planned size
   // (tensors whose lifetimes do not overlap share memory) and the sum of
   // all its tensors (one buffer each); and what the plan holds beside it.
-  struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0, side_bytes = 0; };
+  struct ArenaSizes { size_t planned_bytes = 0, tensor_bytes = 0, side_bytes = 0, scratch_bytes = 0; };
   ArenaSizes arena_sizes(int batch);
   ArenaSizes arena_sizes(int batch, int64_t height, int64_t width);
   // Bytes of the weights packed for oneDNN (bf16: half of fp32's).

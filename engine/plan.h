@@ -40,7 +40,11 @@ struct Plan {
   TensorRef pooled;                   // (batch, channels) when key.pooled
   std::vector<TensorRef> stage_tokens; // per stage, (batch * tokens, channels) when its bit is set
   std::vector<std::shared_ptr<void>> owned; // primitives and size-dependent tables the graph's nodes use
-  size_t side_bytes = 0;              // what those tables and per-thread op chunks hold beside the arena
+  size_t side_bytes = 0;              // what those tables hold beside the arena
+  // The most scratch one op of a run takes, all threads together. It comes
+  // from the threads' scratch caches (kernels/scratch.h), which every op and
+  // plan share, so it is not the plan's and stays when the plan is evicted.
+  size_t scratch_bytes = 0;
   // The arena is allocated but its pages are not resident until the first
   // run touches them: until then the memory it was checked against is held
   // here, so concurrent builds do not count the same free memory twice.

@@ -54,7 +54,7 @@ ThreadCache &thread_cache() {
   return cache;
 }
 
-float *allocate_zeroed(std::size_t floats, std::size_t &capacity) {
+float *allocate(std::size_t floats, std::size_t &capacity) {
   std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
   if (bytes == 0) bytes = 64;
   void *p = thread_cache().take(bytes, capacity);
@@ -63,13 +63,18 @@ float *allocate_zeroed(std::size_t floats, std::size_t &capacity) {
     if (!p) throw std::bad_alloc();
     capacity = bytes;
   }
-  std::memset(p, 0, bytes);
   return static_cast<float *>(p);
+}
+
+float *zeroed(float *p, std::size_t floats) {
+  std::memset(p, 0, floats * sizeof(float));
+  return p;
 }
 
 } // namespace
 
-ScratchBuffer::ScratchBuffer(std::size_t floats) : data(allocate_zeroed(floats, capacity_)) {}
+ScratchBuffer::ScratchBuffer(std::size_t floats) : data(zeroed(allocate(floats, capacity_), floats)) {}
+ScratchBuffer::ScratchBuffer(std::size_t floats, Uninitialized) : data(allocate(floats, capacity_)) {}
 ScratchBuffer::~ScratchBuffer() { thread_cache().give(data, capacity_); }
 
 } // namespace pola::kernels

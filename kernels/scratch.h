@@ -10,12 +10,17 @@ namespace pola::kernels {
 
 // 64-byte aligned, zero-initialised float buffer. On destruction its memory
 // goes back to a small per-thread cache that the next buffer of that thread
-// reuses (kernels are called over and over on the same shapes).
+// reuses (kernels are called over and over on the same shapes). Every op
+// takes its scratch from that cache, so a model holds about the scratch of its
+// largest op, not the sum over its ops.
 class ScratchBuffer {
   std::size_t capacity_ = 0; // bytes held (a reused block may be larger); set before `data`
 
  public:
   explicit ScratchBuffer(std::size_t floats);
+  // For a buffer the caller overwrites in full before reading it.
+  struct Uninitialized {};
+  ScratchBuffer(std::size_t floats, Uninitialized);
   ~ScratchBuffer();
   ScratchBuffer(const ScratchBuffer &) = delete;
   ScratchBuffer &operator=(const ScratchBuffer &) = delete;

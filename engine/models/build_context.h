@@ -4,6 +4,7 @@
 // are in layers.h, the polarity-attention core in polarity_core.h.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,8 +45,9 @@ struct BuildContext {
   // position tables, masks), made by `compute`: owned by the plan, so it goes
   // when the plan is evicted, and counted in its side_bytes.
   const float *size_table(int64_t floats, const std::function<std::vector<float>()> &compute);
-  // Memory an op holds for the plan's lifetime beside the arena (per-thread chunks).
-  void note_side_bytes(size_t bytes) { plan.side_bytes += bytes; }
+  // Scratch an op takes from the threads' scratch caches while it runs, all
+  // threads together: the plan's need is the largest of them, not their sum.
+  void note_scratch_bytes(size_t bytes) { plan.scratch_bytes = std::max(plan.scratch_bytes, bytes); }
 };
 
 // The dtype of the tensors an op of precision `p` reads, and the precision a

@@ -335,7 +335,7 @@ void add_mlp_residual(BuildContext &ctx, const std::string &block, const TensorR
       fc1.precision = fc2.precision = gemm;
       op = ctx.make<ops::FusedMlp>(fc1, fc2, shape, ctx.packed);
     }
-    ctx.note_side_bytes(ops::FusedMlp::chunk_bytes(x.cols, hidden, gemm, plan.threads));
+    ctx.note_scratch_bytes(ops::FusedMlp::chunk_bytes(x.cols, hidden, gemm, plan.threads));
     // out(0) is in(1), updated in place.
     add_node(ctx, block, {xn, x}, {x}, [op](const NodeArgs &io) { op->run(io.in(0).data(), io.out(0).f32()); },
              gemm);

@@ -7,8 +7,44 @@
 #include "engine/dnnl_context.h"
 #include "engine/omp_team.h"
 #include "kernels/registry.h"
+#include "kernels/scratch.h"
 
 namespace pola::ops {
+
+namespace {
+
+// Bytes of one chunk buffer, rounded so the next one starts 64-byte aligned.
+size_t aligned_bytes(int64_t elements, size_t elem) {
+  return (static_cast<size_t>(elements) * elem + 63) / 64 * 64;
+}
+
+} // namespace
+
+struct FusedMlp::ChunkBuffers {
+  // Per precision: fp32 needs the hidden chunk fc1 writes; bf16 adds the
+  // GELU'd bf16 chunk fc2 reads; int8 adds the quantized chunks fc1 and fc2 read.
+  static size_t bytes(int64_t rows, int64_t in, int64_t hidden, Precision p) {
+    size_t total = aligned_bytes(rows * hidden, sizeof(float));
+    if (p == Precision::bf16) total += aligned_bytes(rows * hidden, sizeof(uint16_t));
+    if (p == Precision::int8) total += aligned_bytes(rows * in, 1) + aligned_bytes(rows * hidden, 1);
+    return total;
+  }
+  ChunkBuffers(int64_t rows, int64_t in, int64_t hidden, Precision p)
+      : block((bytes(rows, in, hidden, p) + sizeof(float) - 1) / sizeof(float)) {
+    char *at = reinterpret_cast<char *>(block.data);
+    this->hidden = reinterpret_cast<float *>(at);
+    at += aligned_bytes(rows * hidden, sizeof(float));
+    if (p == Precision::bf16) hidden_bf16 = reinterpret_cast<uint16_t *>(at);
+    if (p == Precision::int8) {
+      src_s8 = reinterpret_cast<int8_t *>(at);
+      hidden_s8 = reinterpret_cast<int8_t *>(at + aligned_bytes(rows * in, 1));
+    }
+  }
+  kernels::ScratchBuffer block;
+  float *hidden = nullptr;
+  uint16_t *hidden_bf16 = nullptr;
+  int8_t *src_s8 = nullptr, *hidden_s8 = nullptr;
+};
 
 FusedMlp::FusedMlp(const LinearParams &fc1, const LinearParams &fc2, const FusedMlpShape &s,
                    PackedWeightCache &cache)
@@ -22,10 +58,6 @@ FusedMlp::FusedMlp(const QuantizedLinearParams &fc1, const QuantizedLinearParams
     : s_(s), precision_(Precision::int8), chunk_rows_(kChunkRowsFp32), fc1_input_scale_(fc1.input_scale),
       fc2_input_scale_(fc2.input_scale) {
   plan_workers(fc1, fc2, &Worker::int8, cache);
-  for (Worker &w : workers_) {
-    w.src_s8.resize(static_cast<size_t>(chunk_rows_ * in_));
-    w.hidden_s8.resize(static_cast<size_t>(chunk_rows_ * hidden_));
-  }
 }
 
 template <class Gemm, class Params>
@@ -60,53 +92,53 @@ void FusedMlp::plan_workers(const Params &fc1, const Params &fc2, Gemms<Gemm> Wo
       g.fc2_tail = std::make_unique<Gemm>(fc2, second_tail, cache);
     }
     w.stream = dnnl::stream(cpu_engine());
-    w.hidden.resize(static_cast<size_t>(chunk_rows_ * hidden_));
-    if (precision_ == Precision::bf16) w.hidden_bf16.resize(static_cast<size_t>(chunk_rows_ * hidden_));
   }
 }
 
 size_t FusedMlp::chunk_bytes(int64_t in, int64_t hidden, Precision precision, int threads) {
-  const bool bf16 = precision == Precision::bf16, int8 = precision == Precision::int8;
-  const int64_t rows = bf16 ? kChunkRowsBf16 : kChunkRowsFp32;
-  size_t per_row = static_cast<size_t>(hidden) * sizeof(float);
-  if (bf16) per_row += static_cast<size_t>(hidden) * sizeof(uint16_t);
-  if (int8) per_row += static_cast<size_t>(in + hidden) * sizeof(int8_t);
-  return per_row * static_cast<size_t>(rows) * static_cast<size_t>(std::max(1, threads));
+  const int64_t rows = precision == Precision::bf16 ? kChunkRowsBf16 : kChunkRowsFp32;
+  return ChunkBuffers::bytes(rows, in, hidden, precision) * static_cast<size_t>(std::max(1, threads));
 }
 
 void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
+#pragma omp parallel num_threads(s_.threads)
+  {
+    ChunkBuffers buffers(chunk_rows_, in_, hidden_, precision_);
+    Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t c = 0; c < chunks; ++c) run_chunk(w, buffers, c, src, dst);
+  }
+}
+
+void FusedMlp::run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src, float *dst) const {
   const auto gelu = kernels::resolve<kernels::Op::gelu, DType::f32>().fn;
   const auto gelu_bf16 = kernels::resolve<kernels::Op::gelu, DType::bf16>().fn;
   const auto quantize = kernels::resolve<kernels::Op::quantize, DType::s8>().fn;
   const size_t elem = precision_ == Precision::bf16 ? 2 : 4;
-#pragma omp parallel for num_threads(s_.threads) schedule(dynamic, 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
-    const int64_t r0 = c * chunk_rows_, n = std::min(chunk_rows_, s_.rows - r0);
-    const bool full = n == chunk_rows_;
-    const void *src_rows = static_cast<const char *>(src) + r0 * s_.ld_src * elem;
-    float *out = dst + r0 * s_.ld_dst;
-    if (precision_ == Precision::int8) {
-      Gemms<QuantizedLinear> &g = w.int8;
-      quantize(static_cast<const float *>(src_rows), s_.ld_src, w.src_s8.data(), in_, n, in_, fc1_input_scale_, 1);
-      (full ? g.fc1 : g.fc1_tail)->run(w.stream, w.src_s8.data(), w.hidden.data());
-      gelu(w.hidden.data(), n * hidden_, 1);
-      quantize(w.hidden.data(), hidden_, w.hidden_s8.data(), hidden_, n, hidden_, fc2_input_scale_, 1);
-      (full ? g.fc2 : g.fc2_tail)->run(w.stream, w.hidden_s8.data(), out);
-      continue;
-    }
-    Gemms<Linear> &g = w.linear;
-    (full ? g.fc1 : g.fc1_tail)->run(w.stream, src_rows, w.hidden.data());
-    const void *fc2_src = w.hidden.data();
-    if (precision_ == Precision::bf16) {
-      gelu_bf16(w.hidden.data(), hidden_, w.hidden_bf16.data(), hidden_, n, hidden_, 1);
-      fc2_src = w.hidden_bf16.data();
-    } else {
-      gelu(w.hidden.data(), n * hidden_, 1);
-    }
-    (full ? g.fc2 : g.fc2_tail)->run(w.stream, fc2_src, out);
+  const int64_t r0 = c * chunk_rows_, n = std::min(chunk_rows_, s_.rows - r0);
+  const bool full = n == chunk_rows_;
+  const void *src_rows = static_cast<const char *>(src) + r0 * s_.ld_src * elem;
+  float *out = dst + r0 * s_.ld_dst;
+  if (precision_ == Precision::int8) {
+    Gemms<QuantizedLinear> &g = w.int8;
+    quantize(static_cast<const float *>(src_rows), s_.ld_src, b.src_s8, in_, n, in_, fc1_input_scale_, 1);
+    (full ? g.fc1 : g.fc1_tail)->run(w.stream, b.src_s8, b.hidden);
+    gelu(b.hidden, n * hidden_, 1);
+    quantize(b.hidden, hidden_, b.hidden_s8, hidden_, n, hidden_, fc2_input_scale_, 1);
+    (full ? g.fc2 : g.fc2_tail)->run(w.stream, b.hidden_s8, out);
+    return;
   }
+  Gemms<Linear> &g = w.linear;
+  (full ? g.fc1 : g.fc1_tail)->run(w.stream, src_rows, b.hidden);
+  const void *fc2_src = b.hidden;
+  if (precision_ == Precision::bf16) {
+    gelu_bf16(b.hidden, hidden_, b.hidden_bf16, hidden_, n, hidden_, 1);
+    fc2_src = b.hidden_bf16;
+  } else {
+    gelu(b.hidden, n * hidden_, 1);
+  }
+  (full ? g.fc2 : g.fc2_tail)->run(w.stream, fc2_src, out);
 }
 
 } // namespace pola::ops

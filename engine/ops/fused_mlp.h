@@ -52,8 +52,8 @@ class FusedMlp {
   // no int8 chunk size was measured apart).
   FusedMlp(const QuantizedLinearParams &fc1, const QuantizedLinearParams &fc2, const FusedMlpShape &s,
            PackedWeightCache &cache);
-  // What the per-thread chunks of an MLP `in` -> `hidden` wide hold (the
-  // plan's memory beside its arena).
+  // What the chunks of an MLP `in` -> `hidden` wide take from the threads'
+  // scratch caches while it runs, all threads together.
   static size_t chunk_bytes(int64_t in, int64_t hidden, Precision precision, int threads);
   // Not thread-safe: a plan (and its ops) serves one call at a time.
   // src: float rows, or bf16 rows in bf16 precision (ld_src in elements).
@@ -69,10 +69,11 @@ class FusedMlp {
     Gemms<Linear> linear;
     Gemms<QuantizedLinear> int8;
     dnnl::stream stream;
-    std::vector<float> hidden;
-    std::vector<uint16_t> hidden_bf16; // bf16 precision: the GELU'd chunk fc2 reads
-    std::vector<int8_t> src_s8, hidden_s8; // int8: the quantized chunks fc1 and fc2 read
   };
+  // A thread's chunk buffers for one run, carved from one block of its scratch
+  // cache: the cache is shared with every other op, so the model holds the
+  // largest op's chunks, not every MLP's.
+  struct ChunkBuffers;
   // Shared by the constructors: the row strides, the workers and their GEMMs.
   template <class Gemm, class Params>
   void plan_workers(const Params &fc1, const Params &fc2, Gemms<Gemm> Worker::*gemms, PackedWeightCache &cache);
@@ -83,6 +84,8 @@ class FusedMlp {
   int64_t chunk_rows_ = kChunkRowsFp32;
   float fc1_input_scale_ = 0, fc2_input_scale_ = 0; // int8
   std::vector<Worker> workers_;
+
+  void run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src, float *dst) const;
 };
 
 } // namespace pola::ops

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
-#include <vector>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/gemm_f32.h"
+#include "kernels/scratch.h"
 
 namespace pola::kernels::simd {
 
@@ -123,21 +123,24 @@ template <class A, int M> inline void tile_rows(const F32GemmArgs &g, const floa
   }
 }
 
-// Panels split over the threads; each thread packs its panel into its own
-// scratch (K x nr floats, kept between calls) exactly as the packed layout
-// holds it, and runs every row block on it: the packed path's bits.
+// Panels split over the threads; each thread packs its panel into its
+// scratch (K x nr floats) exactly as the packed layout holds it, and runs
+// every row block on it: the packed path's bits.
 template <class A, int MR> void gemm_f32_plain(const F32GemmArgs &g) {
   constexpr int64_t NR = gemm_f32_nr<A>();
   const int64_t panels = (g.layout.n + NR - 1) / NR, blocks = (g.rows + MR - 1) / MR;
   const int threads = g.threads > 1 ? g.threads : 1;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && panels > 1) schedule(static)
-  for (int64_t p = 0; p < panels; ++p) {
-    thread_local std::vector<float> scratch;
-    if (scratch.size() < size_t(g.layout.k * NR)) scratch.resize(size_t(g.layout.k * NR));
-    pack_gemm_f32_panel(g.b, F32GemmLayout(g.layout.k, g.layout.n, NR), p, scratch.data());
-    for (int64_t rb = 0; rb < blocks; ++rb) {
-      const int64_t r0 = rb * MR;
-      tile_rows<A, MR>(g, scratch.data(), r0, p, int(std::min<int64_t>(MR, g.rows - r0)));
+#pragma omp parallel num_threads(threads) if (threads > 1 && panels > 1)
+  {
+    // The packer writes every float of the panel, pads included.
+    ScratchBuffer panel(size_t(g.layout.k * NR), ScratchBuffer::Uninitialized{});
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) {
+      pack_gemm_f32_panel(g.b, F32GemmLayout(g.layout.k, g.layout.n, NR), p, panel.data);
+      for (int64_t rb = 0; rb < blocks; ++rb) {
+        const int64_t r0 = rb * MR;
+        tile_rows<A, MR>(g, panel.data, r0, p, int(std::min<int64_t>(MR, g.rows - r0)));
+      }
     }
   }
 }

@@ -63,6 +63,7 @@ TEST_CASE("the computed need is what the plan allocates: the same arena and side
       const auto real = model->arena_sizes(s.batch, s.height, s.width);  // builds and allocates the plan
       CHECK(need.arena == real.planned_bytes);
       CHECK(need.side == real.side_bytes);
+      CHECK(need.scratch == real.scratch_bytes);
       CHECK(need.inputs == size_t(s.batch) * s.height * s.width * sizeof(float));
       CHECK(need.outputs == size_t(s.batch) * model->config().num_classes * sizeof(float));
     }
