@@ -224,7 +224,7 @@ void bench(const BenchArgs &a) {
                      {"images_per_s", a.batch / (median / 1e3)}, {"gflop_per_run", gflop}, {"gflops", gflops},
                      {"peak_gflops", peak}, {"peak_share", gflops / peak}, {"peak_rss_mb", rss},
                      {"arena_planned_mb", arena_mb}, {"arena_tensors_mb", tensors_mb}, {"isa", isa},
-                     {"packed_weights_mb", packed_mb}, {"file_mb", file_mb}, {"low_memory", a.low_memory}, {"gemm_f32", pola::ops::gemm_provider_name(pola::ops::fp32_gemm_provider())}, {"precision", pola::precision_name(precision)},
+                     {"packed_weights_mb", packed_mb}, {"file_mb", file_mb}, {"low_memory", a.low_memory}, {"gemm_f32", pola::ops::gemm_provider_name(pola::ops::fp32_gemm_provider(a.low_memory))}, {"precision", pola::precision_name(precision)},
                      {"precision_reason", model->precision().reason}, {"bf16_isa", bf16_isa},
                      {"cpu", pola::kernels::cpu_summary()}, {"commit", pola::app::git_revision()}};
     if (bf16_peak > 0) j["bf16_peak_gflops"] = bf16_peak;

@@ -26,30 +26,36 @@ constexpr GemmProvider kDefaultFp32 =
     GemmProvider::own_f32; // oneDNN 2.6 has only reference fp32 GEMMs off x86 (but SVE-512)
 #endif
 
-GemmProvider read_fp32_provider() {
+enum class Fp32Choice { by_default, onednn, own };
+
+Fp32Choice read_fp32_choice() {
   const char *s = std::getenv("POLA_GEMM_F32");
-  if (!s || !*s) return kDefaultFp32;
-  if (!std::strcmp(s, "onednn")) return GemmProvider::onednn;
-  if (!std::strcmp(s, "own")) return GemmProvider::own_f32;
-  std::fprintf(stderr, "pola: POLA_GEMM_F32=%s is neither onednn nor own; using %s\n", s,
-               kDefaultFp32 == GemmProvider::onednn ? "onednn" : "own");
-  return kDefaultFp32;
+  if (!s || !*s) return Fp32Choice::by_default;
+  if (!std::strcmp(s, "onednn")) return Fp32Choice::onednn;
+  if (!std::strcmp(s, "own")) return Fp32Choice::own;
+  std::fprintf(stderr, "pola: POLA_GEMM_F32=%s is neither onednn nor own; using the default\n", s);
+  return Fp32Choice::by_default;
 }
 
 } // namespace
 
-GemmProvider fp32_gemm_provider() {
-  static const GemmProvider p = read_fp32_provider();
-  return p;
+GemmProvider fp32_gemm_provider(bool low_memory) {
+  static const Fp32Choice choice = read_fp32_choice();
+  switch (choice) {
+  case Fp32Choice::onednn: return GemmProvider::onednn;
+  case Fp32Choice::own: return GemmProvider::own_f32;
+  case Fp32Choice::by_default: break;
+  }
+  return low_memory ? GemmProvider::own_f32 : kDefaultFp32;
 }
 
-GemmProvider choose_gemm(Precision precision, int64_t rows, int64_t in, int64_t out) {
+GemmProvider choose_gemm(Precision precision, int64_t rows, int64_t in, int64_t out, bool low_memory) {
   using kernels::Op;
   if (precision == Precision::bf16)
     return own_bf16_gemm_wins(rows, in, out) && kernels::resolve<Op::gemm, DType::bf16>(kernels::Bf16GemmArgs{}).fn
                ? GemmProvider::own_amx_bf16
                : GemmProvider::onednn;
-  return fp32_gemm_provider() == GemmProvider::own_f32 && kernels::resolve<Op::gemm, DType::f32>().fn
+  return fp32_gemm_provider(low_memory) == GemmProvider::own_f32 && kernels::resolve<Op::gemm, DType::f32>().fn
              ? GemmProvider::own_f32
              : GemmProvider::onednn;
 }

@@ -15,7 +15,7 @@ Linear::Linear(const LinearParams &p, const LinearShape &s, PackedWeightCache &c
   const bool bf16 = p.precision == Precision::bf16;
   // The plan is built inside the model's ScopedOmpThreads, so omp_get_max_threads()
   // is the model's team size, the same one oneDNN's primitives are created for.
-  switch (choose_gemm(p.precision, s_.rows, p.in, p.out)) {
+  switch (choose_gemm(p.precision, s_.rows, p.in, p.out, cache.plain_only())) {
   case GemmProvider::own_amx_bf16: {
     own_ = kernels::resolve<kernels::Op::gemm, DType::bf16>(kernels::Bf16GemmArgs{}).fn;
     const kernels::Bf16GemmLayout layout(p.in, p.out);
