@@ -6,8 +6,8 @@
 // fp32: POLA_GEMM_F32=onednn|own (read once per process) overrides the
 // default: own in low-memory mode (its plain layout reads the file's weights
 // in place, packing one panel per thread at a time; oneDNN's matmul on the
-// file's layout peaked 1.5x the file plus arena on pvt_tiny, the own 1.3x,
-// bench/arm64/README.md), else the architecture's: oneDNN on x86-64, own
+// file's layout peaked 1.5x the file plus arena on pvt_tiny, the own 1.3x;
+// README.md, Performance), else the architecture's: oneDNN on x86-64, own
 // elsewhere. A value that is neither is named on stderr and the default kept. bf16: the own AMX GEMM on
 // the shapes own_bf16_gemm_wins() names where AMX-BF16 is active, else oneDNN.
 #pragma once
