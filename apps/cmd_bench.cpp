@@ -194,7 +194,7 @@ void bench(const BenchArgs &a) {
   const double median = percentile(t.ms, 0.5), p90 = percentile(t.ms, 0.9);
   const double gflop = 2.0 * pola::macs_per_image(cfg) * a.batch / 1e9;
   const double gflops = gflop / (median / 1e3);
-  const double rss = pola::app::peak_rss_mb();
+  const double rss = pola::app::peak_rss_bytes() / 1e6; // MB, as the file, arena and packed sizes
   const double peak = a.peak > 0 ? a.peak : measure_peak_gflops(model->threads(), dnnl::memory::data_type::f32);
   // The bf16 ceiling too, unless the caller gave the peak (then no GEMM is re-measured, e.g. under load).
   const double bf16_peak = precision == pola::Precision::bf16 && a.peak <= 0

@@ -285,7 +285,7 @@ void run_bench(const BenchOptions &o) {
   const double gflops = flops / (median * 1e-3) / 1e9;
   const double io_mb = 4.0 * double(elems) * sizeof(float) / (1024.0 * 1024.0);
   const double io_gb = 4.0 * double(elems) * sizeof(float) / 1e9;
-  const double rss = pola::app::peak_rss_mb();
+  const double rss = pola::app::peak_rss_bytes() / (1024.0 * 1024.0); // MiB, as io_mb
   const long long huge_bytes = resident_huge_page_bytes();
   const double huge_mb = huge_bytes < 0 ? -1.0 : double(huge_bytes) / (1024.0 * 1024.0);
   const auto &cpu = pola::kernels::cpu_info();

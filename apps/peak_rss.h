@@ -5,11 +5,12 @@
 
 namespace pola::app {
 
-// Peak RSS so far in MB (getrusage's ru_maxrss is in KiB on Linux).
-inline double peak_rss_mb() {
+// Peak RSS so far in bytes (getrusage's ru_maxrss is in KiB on Linux). Each
+// benchmark divides it in the unit of the sizes it compares it with.
+inline double peak_rss_bytes() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return static_cast<double>(ru.ru_maxrss) * 1024.0;
 }
 
 } // namespace pola::app
