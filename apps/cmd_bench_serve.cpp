@@ -1,13 +1,14 @@
 // `pola bench-serve`: closed-loop load on a running `pola serve`
-// (apps/serve/load_generator.h).
+// (apps/serve/load_generator.h, run in the HTTP plugin).
 #include <cstdio>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "command.h"
+#include "http_plugin_loader.h"
 #include "serve/load_generator.h"
 #include "weights/error.h"
-
-#include <polaformer/polaformer.hpp>
 
 namespace {
 
@@ -29,20 +30,18 @@ pola::app::RegisterCommand register_bench_serve([](CLI::App &root) {
   c->add_option("--api-key-file", o->api_key_file, "File holding the server's API key");
   c->add_flag("--json", *as_json, "One JSON object instead of the text report");
   c->callback([o, as_json] {
-    pola::serve::LoadReport r;
-    try {
-      r = pola::serve::run_load(*o);
-    } catch (const polaformer::InputError &e) {
-      throw pola::InputError(e.what());
-    }
+    pola::serve::LoadResult r;
+    pola::serve::PluginStatus status;
+    pola::app::http_plugin().load(o.get(), &r, &status);
+    pola::app::rethrow(status);
     if (*as_json) {
-      auto j = r.to_json();
+      auto j = nlohmann::json::parse(r.json);
       j["concurrency"] = o->concurrency;
       j["model"] = o->model;
       j["endpoint"] = o->image.empty() ? "infer" : "classify";
       std::printf("%s\n", j.dump().c_str());
     } else {
-      std::fputs(r.to_text().c_str(), stdout);
+      std::fputs(r.text.c_str(), stdout);
     }
     if (r.failed > 0) throw pola::InputError(std::to_string(r.failed) + " requests failed");
   });

@@ -1,14 +1,16 @@
 // `pola serve`: an HTTP inference server (apps/serve/). This file only reads
-// the command line; the server itself uses nothing but the public library.
+// the command line; the server itself uses nothing but the public library and
+// runs in the HTTP plugin (serve/http_plugin.h).
 #include <cctype>
 #include <memory>
 
 #include "command.h"
+#include "http_plugin_loader.h"
 #include "precision_option.h"
 #include "serve/serve_options.h"
 #include "weights/error.h"
 
-#include <polaformer/polaformer.hpp>
+#include <polaformer/polaformer.h>
 
 namespace {
 
@@ -72,11 +74,9 @@ pola::app::RegisterCommand register_serve([](CLI::App &root) {
                    : *precision == pola::PrecisionRequest::automatic ? POLA_PRECISION_AUTO
                                                                       : POLA_PRECISION_FP32;
     for (const auto &s : *specs) o->models.push_back(split_model(s));
-    try {
-      pola::serve::run_server(*o);
-    } catch (const polaformer::InputError &e) {
-      throw pola::InputError(e.what());
-    }
+    pola::serve::PluginStatus status;
+    pola::app::http_plugin().serve(o.get(), &status);
+    pola::app::rethrow(status);
   });
 });
 
