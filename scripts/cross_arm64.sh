@@ -11,8 +11,8 @@
 #                                    (POLA_ARM64_CTEST_EXCLUDE: a ctest -E regex;
 #                                    POLA_ARM64_PARITY_ONLY: parity.py --only)
 #   scripts/cross_arm64.sh bundle DIR  a relocatable install for a board: DIR/bin/pola
-#                                    (RPATH $ORIGIN/../lib) and DIR/lib, the libraries it
-#                                    needs beyond glibc; checked by running it under qemu
+#                                    (RPATH $ORIGIN/../lib), its HTTP plugin DIR/lib/libpola_http.so
+#                                    and DIR/lib, the libraries both need beyond glibc; checked under qemu
 #                                    with nothing but glibc as the system's libraries
 #   (build-arm64/pola-qemu, written by build, runs the aarch64 CLI from any script.)
 # What it installs: the arm64 dpkg architecture, crossbuild-essential-arm64,
@@ -99,14 +99,16 @@ build() {
 # The libraries a board is assumed to have: glibc's (the loader among them).
 is_glibc() { case "$1" in ld-linux-aarch64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*) return 0 ;; esac; return 1; }
 
-# A qemu root holding glibc alone (printed): with it as QEMU_LD_PREFIX, any
-# other library a binary needs must come from its own RPATH.
-make_glibc_root() {
-  local r f
+# Runs an aarch64 program under qemu with a root holding glibc alone: any
+# other library it needs must come from its own RPATH. Its status is returned.
+with_glibc_only() {
+  local r f status=0
   r=$(mktemp -d)
   mkdir -p "$r/lib"
   for f in /usr/aarch64-linux-gnu/lib/*; do is_glibc "$(basename "$f")" && cp -L "$f" "$r/lib/"; done
-  echo "$r"
+  QEMU_LD_PREFIX="$r" qemu-aarch64-static "$@" || status=$?
+  rm -rf "$r"
+  return "$status"
 }
 
 find_arm64_lib() {
@@ -123,8 +125,8 @@ bundle() {
   [ -x "$BUILD/apps/pola" ] || { echo "cross_arm64.sh bundle: no $BUILD/apps/pola (run: $0 build)" >&2; exit 2; }
   cmake --install "$BUILD" --prefix "$dest" --component cli >/dev/null
   mkdir -p "$dest/lib"
-  # Every library pola needs, transitively, except glibc's: copied beside it.
-  local todo=("$dest/bin/pola") seen=" " f lib path
+  # Every library pola and its HTTP plugin need, transitively, except glibc's: copied beside them.
+  local todo=("$dest/bin/pola" "$dest/lib/libpola_http.so") seen=" " f lib path
   while [ ${#todo[@]} -gt 0 ]; do
     f=${todo[0]}
     todo=("${todo[@]:1}")
@@ -137,12 +139,16 @@ bundle() {
       todo+=("$dest/lib/$lib")
     done
   done
-  # The check: a library missing from DIR/lib fails to load.
-  local glibc_root
-  glibc_root=$(make_glibc_root)
-  QEMU_LD_PREFIX="$glibc_root" qemu-aarch64-static "$dest/bin/pola" --version >/dev/null ||
-    { rm -rf "$glibc_root"; echo "cross_arm64.sh bundle: $dest/bin/pola does not start with glibc alone" >&2; exit 1; }
-  rm -rf "$glibc_root"
+  # The check: a library missing from DIR/lib fails to load. `serve` of a model that does not
+  # exist loads the plugin first, then refuses the model by name.
+  with_glibc_only "$dest/bin/pola" --version >/dev/null ||
+    { echo "cross_arm64.sh bundle: $dest/bin/pola does not start with glibc alone" >&2; exit 1; }
+  local refusal
+  refusal=$(with_glibc_only "$dest/bin/pola" serve -m m="$dest/no-such-model.pola" 2>&1) || true
+  case "$refusal" in
+  *no-such-model.pola*) ;;
+  *) echo "cross_arm64.sh bundle: the HTTP plugin does not load with glibc alone: $refusal" >&2; exit 1 ;;
+  esac
   echo "bundle: $dest/bin/pola and $(ls "$dest/lib" | wc -l) libraries in $dest/lib ($(du -sh "$dest" | cut -f1))"
 }
 
@@ -157,12 +163,8 @@ check() {
   rm -rf "$BUILD/bundle-check" "$BUILD/bundle-moved"
   bundle "$BUILD/bundle-check"
   mv "$BUILD/bundle-check" "$BUILD/bundle-moved"
-  local glibc_root
-  glibc_root=$(make_glibc_root)
-  QEMU_LD_PREFIX="$glibc_root" qemu-aarch64-static "$BUILD/bundle-moved/bin/pola" classify \
-    -m models/fashion_pola_pvt.pola models/samples/*.png --top 1 >/dev/null ||
-    { rm -rf "$glibc_root"; echo "cross_arm64.sh check: the moved bundle does not classify" >&2; exit 1; }
-  rm -rf "$glibc_root"
+  with_glibc_only "$BUILD/bundle-moved/bin/pola" classify -m models/fashion_pola_pvt.pola models/samples/*.png \
+    --top 1 >/dev/null || { echo "cross_arm64.sh check: the moved bundle does not classify" >&2; exit 1; }
   echo "check: the bundle classifies after a move, with glibc alone beside it"
 }
 

@@ -53,7 +53,8 @@ int main(int argc, char **argv) {
       if (r >= warmup) times.push_back(ms);
     }
     const double gflop = 2.0 * double(pola::macs_per_image(cfg, h, w) - cfg.stages.back().dim * cfg.num_classes) / 1e9;
-    const double peak_rss = pola::app::peak_rss_mb();  // before the arena query below builds another plan
+    // MiB, as arena_mb; taken before the arena query below builds another plan.
+    const double peak_rss = pola::app::peak_rss_bytes() / (1 << 20);
     const auto arena = model->arena_sizes(1, h, w);     // the plan of a logits run: the same backbone
     std::printf("{\"engine\": \"pola\", \"height\": %lld, \"width\": %lld, \"threads\": %d, \"gflop\": %.4f, "
                 "\"arena_mb\": %.3f, \"peak_rss_mb\": %.1f, \"times_ms\": [",
