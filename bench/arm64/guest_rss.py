@@ -9,9 +9,13 @@ sample where the guest's share peaked:
 - qemu: the qemu binary's mappings, the host [heap] (qemu's malloc; the guest's brk is an mmap) and
   anonymous executable mappings (the translated code);
 - guest: everything else (the program, its libraries, its heap and stacks, mapped files).
-qemu's own anonymous mmaps, if any, land in guest: the guest figure is an upper bound.
+qemu runs with MALLOC_ARENA_MAX=1, so its malloc stays in its [heap] instead of per-thread arenas
+that would look like the guest's anonymous memory; QEMU_UNSET_ENV keeps that setting from the
+guest, whose malloc is left as it is. Any other anonymous mmap of qemu's would still count as the
+guest's: the guest figure is an upper bound.
 Figures are decimal MB (10^6 bytes), as `pola bench` reports the file and the arena.
 """
+import os
 import re
 import subprocess
 import sys
@@ -43,7 +47,8 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     # The wrapper (build-arm64/pola-qemu) execs qemu, so the child's pid is qemu's.
-    proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1", "QEMU_UNSET_ENV": "MALLOC_ARENA_MAX"}
+    proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     peak = None
     while proc.poll() is None:
         s = shares(proc.pid)
