@@ -29,13 +29,7 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/t
 # its edges do not declare shows up as NaN in parity and the API tests.
 export POLA_POISON_ARENA=1
 # The time of each part, for whoever shortens this job next.
-part_start=$(date +%s)
-part_done() {
-  local now
-  now=$(date +%s)
-  echo "sanitize: $1 took $((now - part_start)) s"
-  part_start=$now
-}
+. scripts/stage_timer.sh
 
 if [[ "$STEPS" == *,asan,* ]]; then
   echo "sanitize: AddressSanitizer + UBSan + LeakSanitizer build (build-asan)"
@@ -43,7 +37,7 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # sanitized library into an unsanitized Python, which ASan refuses.
   cmake -S . -B build-asan "${CONFIG[@]}" -DPOLA_SANITIZE=address,undefined -DPOLA_BUILD_BENCH=OFF -DPOLA_BUILD_PYTHON=OFF >/dev/null
   cmake --build build-asan -j"$JOBS"
-  part_done "ASan build"
+  stage_done "ASan build"
   # Not run under ASan: parity_all (slow), parity_configs and precision.bf16_logits_configs
   # (the large configs at a small size: their engine paths are parity_fast's and
   # bf16_logits_fast's, their time the PyTorch reference's), parity_pp_configs and
@@ -72,7 +66,7 @@ if [[ "$STEPS" == *,asan,* ]]; then
   # quantize paths it drives run under ASan in the tests above), reference_int8_selftest (no binary of ours).
   ctest --test-dir build-asan --output-on-failure -LE slow -j"$JOBS" \
         -E '^(parity_all$|parity_fast_own_gemm$|parity_configs$|precision\.bf16_logits_configs$|parity_pp_configs$|precision\.bf16_logits_pp_configs$|parity_driver_selftest$|training\.|reference_selftest$|api\.installed_package$|docs\.usage$|cli\.class_names$|serve\.soak$|precision\.bf16_fashion$|cli\.memory_refusal$|precision\.int8_fashion$|precision\.int8_accuracy_drop$|reference_int8_selftest$)'
-  part_done "ASan tests"
+  stage_done "ASan tests"
 fi
 
 if [[ "$STEPS" == *,tsan,* ]]; then
@@ -83,7 +77,7 @@ if [[ "$STEPS" == *,tsan,* ]]; then
   echo "sanitize: ThreadSanitizer build (build-tsan), OMP_NUM_THREADS=1"
   cmake -S . -B build-tsan "${CONFIG[@]}" -DPOLA_SANITIZE=thread -DPOLA_BUILD_BENCH=OFF >/dev/null
   cmake --build build-tsan -j"$JOBS" --target test_concurrent_runs pola test_api_concurrency polaformer_python
-  part_done "TSan build"
+  stage_done "TSan build"
   OMP_NUM_THREADS=1 build-tsan/tests/security/test_concurrent_runs
   # The C API's threads and the server's (the serve tests drive a TSan-built `pola serve`).
   OMP_NUM_THREADS=1 ctest --test-dir build-tsan --output-on-failure \
@@ -92,12 +86,12 @@ if [[ "$STEPS" == *,tsan,* ]]; then
   # (uninstrumented) interpreter starts, so it is preloaded for this test alone.
   OMP_NUM_THREADS=1 LD_PRELOAD="$(gcc -print-file-name=libtsan.so)" \
         ctest --test-dir build-tsan --output-on-failure -R '^python\.threads$'
-  part_done "TSan tests"
+  stage_done "TSan tests"
 fi
 
 if [[ "$STEPS" == *,fuzz,* ]]; then
   echo "sanitize: libFuzzer, ${POLA_FUZZ_SECONDS:-20} s per target (build-fuzz)"
   scripts/fuzz.sh all "${POLA_FUZZ_SECONDS:-20}"
-  part_done "fuzz build and runs"
+  stage_done "fuzz build and runs"
 fi
 echo "sanitize: all steps passed"

@@ -6,13 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${POLA_JOBS:-$(nproc)}"
-stage_start=$(date +%s)
-stage_done() {
-  local now
-  now=$(date +%s)
-  echo "test.sh: $1 took $((now - stage_start)) s"
-  stage_start=$now
-}
+. scripts/stage_timer.sh
 scripts/build.sh
 stage_done "release build"
 LABEL_ARGS=(-LE slow)
