@@ -125,8 +125,13 @@ bundle() {
   [ -x "$BUILD/apps/pola" ] || { echo "cross_arm64.sh bundle: no $BUILD/apps/pola (run: $0 build)" >&2; exit 2; }
   cmake --install "$BUILD" --prefix "$dest" --component cli >/dev/null
   mkdir -p "$dest/lib"
-  # Every library pola and its HTTP plugin need, transitively, except glibc's: copied beside them.
-  local todo=("$dest/bin/pola" "$dest/lib/libpola_http.so") seen=" " f lib path
+  # Every library pola and its HTTP plugin need, transitively, except glibc's: copied beside them;
+  # libzip too, which pola opens itself when it reads a PyTorch checkpoint (weights/zip_library.h).
+  local zip path
+  zip=$(sed -n 's/^POLA_LIBZIP_SONAME:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+  path=$(find_arm64_lib "$zip") || { echo "cross_arm64.sh bundle: $zip (opened by pola) not found" >&2; exit 1; }
+  cp -L "$path" "$dest/lib/$zip"
+  local todo=("$dest/bin/pola" "$dest/lib/libpola_http.so" "$dest/lib/$zip") seen=" $zip " f lib
   while [ ${#todo[@]} -gt 0 ]; do
     f=${todo[0]}
     todo=("${todo[@]:1}")
@@ -148,6 +153,15 @@ bundle() {
   case "$refusal" in
   *no-such-model.pola*) ;;
   *) echo "cross_arm64.sh bundle: the HTTP plugin does not load with glibc alone: $refusal" >&2; exit 1 ;;
+  esac
+  # And libzip: converting a zip archive reads its entry before refusing its content by name.
+  /usr/bin/python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").writestr("junk/data.pkl", b"junk")' \
+    "$dest/junk.pth"
+  refusal=$(with_glibc_only "$dest/bin/pola" convert "$dest/junk.pth" -o "$dest/junk.pola" 2>&1) || true
+  rm -f "$dest/junk.pth" "$dest/junk.pola"
+  case "$refusal" in
+  *junk/data.pkl*) ;;
+  *) echo "cross_arm64.sh bundle: libzip does not load with glibc alone: $refusal" >&2; exit 1 ;;
   esac
   echo "bundle: $dest/bin/pola and $(ls "$dest/lib" | wc -l) libraries in $dest/lib ($(du -sh "$dest" | cut -f1))"
 }

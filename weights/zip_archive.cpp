@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "weights/error.h"
+#include "weights/zip_library.h"
 
 namespace pola::weights {
 namespace {
@@ -24,13 +25,14 @@ ZipArchive::ZipArchive(const std::string &path) : path_(path) {
   if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: no such file or not readable");
   if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
   file_size_ = static_cast<uint64_t>(st.st_size);
+  const ZipLibrary &z = zip_library();
   int err = 0;
-  zip_ = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
+  zip_ = z.open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err);
   if (!zip_) {
     zip_error_t ze;
-    zip_error_init_with_code(&ze, err);
-    std::string msg = zip_error_strerror(&ze);
-    zip_error_fini(&ze);
+    z.error_init_with_code(&ze, err);
+    std::string msg = z.error_strerror(&ze);
+    z.error_fini(&ze);
     throw InputError(path + ": not a readable zip archive (" + msg + ")");
   }
 }
@@ -48,29 +50,33 @@ void ZipArchive::check_plausible(const std::string &name, const zip_stat_t &sb) 
 }
 
 ZipArchive::~ZipArchive() {
-  if (zip_) zip_discard(zip_);
+  if (zip_) zip_library().discard(zip_);
 }
 
 std::vector<std::string> ZipArchive::entry_names() const {
   std::vector<std::string> names;
-  zip_int64_t n = zip_get_num_entries(zip_, 0);
+  const ZipLibrary &z = zip_library();
+  zip_int64_t n = z.get_num_entries(zip_, 0);
   for (zip_int64_t i = 0; i < n; ++i) {
-    const char *name = zip_get_name(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
+    const char *name = z.get_name(zip_, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
     if (name) names.emplace_back(name);
   }
   return names;
 }
 
-int64_t ZipArchive::locate(const std::string &name) const { return zip_name_locate(zip_, name.c_str(), ZIP_FL_ENC_RAW); }
+int64_t ZipArchive::locate(const std::string &name) const {
+  return zip_library().name_locate(zip_, name.c_str(), ZIP_FL_ENC_RAW);
+}
 
 bool ZipArchive::has(const std::string &name) const { return locate(name) >= 0; }
 
 uint64_t ZipArchive::entry_size(const std::string &name) const {
   zip_int64_t idx = locate(name);
   if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
+  const ZipLibrary &z = zip_library();
   zip_stat_t sb;
-  zip_stat_init(&sb);
-  if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
+  z.stat_init(&sb);
+  if (z.stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0 || !(sb.valid & ZIP_STAT_SIZE))
     throw InputError(path_ + ": cannot read the size of archive entry '" + name + "'");
   check_plausible(name, sb);
   return sb.size;
@@ -79,9 +85,10 @@ uint64_t ZipArchive::entry_size(const std::string &name) const {
 void ZipArchive::read(const std::string &name, std::vector<unsigned char> *out, uint64_t max_bytes) const {
   zip_int64_t idx = locate(name);
   if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
+  const ZipLibrary &z = zip_library();
   zip_stat_t sb;
-  zip_stat_init(&sb);
-  if (zip_stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0)
+  z.stat_init(&sb);
+  if (z.stat_index(zip_, static_cast<zip_uint64_t>(idx), 0, &sb) != 0)
     throw InputError(path_ + ": cannot stat archive entry '" + name + "'");
   const uint64_t want = sb.valid & ZIP_STAT_SIZE ? sb.size : 0;
   if ((sb.valid & ZIP_STAT_ENCRYPTION_METHOD) && sb.encryption_method != ZIP_EM_NONE)
@@ -99,14 +106,15 @@ void ZipArchive::read_into(const std::string &name, void *dst, uint64_t want) co
   if (idx < 0) throw InputError(path_ + ": archive has no entry '" + name + "'");
   if (want > file_size_ * kMaxCompressionRatio + (1u << 20))
     throw InputError(path_ + ": archive entry '" + name + "' is implausibly large");
-  std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> f(zip_fopen_index(zip_, static_cast<zip_uint64_t>(idx), 0),
-                                                        zip_fclose);
-  if (!f) throw InputError(path_ + ": cannot open archive entry '" + name + "': " + zip_strerror(zip_));
+  const ZipLibrary &z = zip_library();
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> f(z.fopen_index(zip_, static_cast<zip_uint64_t>(idx), 0),
+                                                        z.fclose);
+  if (!f) throw InputError(path_ + ": cannot open archive entry '" + name + "': " + z.strerror(zip_));
   auto *out = static_cast<unsigned char *>(dst);
   uint64_t got = 0;
   while (got < want) {
-    zip_int64_t r = zip_fread(f.get(), out + got, want - got);
-    if (r < 0) throw InputError(path_ + ": error reading archive entry '" + name + "': " + zip_file_strerror(f.get()));
+    zip_int64_t r = z.fread(f.get(), out + got, want - got);
+    if (r < 0) throw InputError(path_ + ": error reading archive entry '" + name + "': " + z.file_strerror(f.get()));
     if (r == 0) break;
     got += static_cast<uint64_t>(r);
   }

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""The HTTP commands live in a plugin that only they load.
+"""What only some commands need is loaded by those commands alone: the HTTP plugin and libzip.
 
-  check_http_plugin.py --pola build/apps/pola
+  check_loaded_on_demand.py --pola build/apps/pola
 
-- `pola` itself does not link cpp-httplib (readelf -d: no such NEEDED entry); libpola_http.so,
-  beside it, does.
+- `pola` itself links neither cpp-httplib nor libzip (readelf -d: no such NEEDED entries);
+  libpola_http.so, beside it, links cpp-httplib.
+- `pola convert` of a zip archive opens libzip: its entry is read, and its content refused by name.
 - A copy of `pola` without the plugin still answers every other command (`--version`, `info` on a
   shipped model), and `serve` / `bench-serve` refuse with exit 1, naming libpola_http.so and the
   places they looked.
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cli_fixtures import check, exit_status  # noqa: E402
@@ -41,9 +43,17 @@ def main():
     args = ap.parse_args()
     plugin = os.path.join(os.path.dirname(os.path.abspath(args.pola)), PLUGIN)
     check(os.path.exists(plugin), f"{PLUGIN} is built beside pola", plugin)
-    check(not any("httplib" in n for n in needed(args.pola)), "pola does not link cpp-httplib", needed(args.pola))
+    check(not any("httplib" in n or "libzip" in n for n in needed(args.pola)),
+          "pola links neither cpp-httplib nor libzip", needed(args.pola))
     check(any("httplib" in n for n in needed(plugin)), f"{PLUGIN} links cpp-httplib", needed(plugin))
-    with tempfile.TemporaryDirectory(prefix="pola_http_plugin_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pola_loaded_on_demand_") as tmp:
+        archive = os.path.join(tmp, "junk.pth")
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr("junk/data.pkl", b"not a pickle")
+        r = run(args.pola, "convert", archive, "-o", os.path.join(tmp, "junk.pola"))
+        check(r.returncode == 1 and "junk/data.pkl" in r.stderr and "libzip" not in r.stderr,
+              "convert of a zip archive loads libzip: it reads the entry and refuses its content by name",
+              f"exit {r.returncode}: {r.stderr}")
         alone = os.path.join(tmp, "bin", "pola")
         os.makedirs(os.path.dirname(alone))
         shutil.copy2(args.pola, alone)
