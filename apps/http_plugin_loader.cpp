@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <filesystem>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -47,9 +46,7 @@ HttpPlugin load_plugin() {
 } // namespace
 
 const HttpPlugin &http_plugin() {
-  static std::once_flag once;
-  static HttpPlugin plugin;
-  std::call_once(once, [] { plugin = load_plugin(); });
+  static const HttpPlugin plugin = load_plugin();  // a load that throws is tried again next call
   return plugin;
 }
 

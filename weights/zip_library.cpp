@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 
 #include "weights/error.h"
@@ -50,9 +49,7 @@ ZipLibrary load() {
 } // namespace
 
 const ZipLibrary &zip_library() {
-  static std::once_flag once;
-  static ZipLibrary z;
-  std::call_once(once, [] { z = load(); });
+  static const ZipLibrary z = load();  // a load that throws is tried again next call
   return z;
 }
 

@@ -100,21 +100,30 @@ size_t FusedMlp::chunk_bytes(int64_t in, int64_t hidden, Precision precision, in
   return ChunkBuffers::bytes(rows, in, hidden, precision) * static_cast<size_t>(std::max(1, threads));
 }
 
+// The element-wise kernels of a chunk, resolved once per run.
+struct FusedMlp::ChunkKernels {
+  decltype(kernels::resolve<kernels::Op::gelu, DType::f32>().fn) gelu =
+      kernels::resolve<kernels::Op::gelu, DType::f32>().fn;
+  decltype(kernels::resolve<kernels::Op::gelu, DType::bf16>().fn) gelu_bf16 =
+      kernels::resolve<kernels::Op::gelu, DType::bf16>().fn;
+  decltype(kernels::resolve<kernels::Op::quantize, DType::s8>().fn) quantize =
+      kernels::resolve<kernels::Op::quantize, DType::s8>().fn;
+};
+
 void FusedMlp::run(const void *src, float *dst) {
   const int64_t chunks = (s_.rows + chunk_rows_ - 1) / chunk_rows_;
+  const ChunkKernels k;
 #pragma omp parallel num_threads(s_.threads)
   {
     ChunkBuffers buffers(chunk_rows_, in_, hidden_, precision_);
     Worker &w = workers_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t c = 0; c < chunks; ++c) run_chunk(w, buffers, c, src, dst);
+    for (int64_t c = 0; c < chunks; ++c) run_chunk(k, w, buffers, c, src, dst);
   }
 }
 
-void FusedMlp::run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src, float *dst) const {
-  const auto gelu = kernels::resolve<kernels::Op::gelu, DType::f32>().fn;
-  const auto gelu_bf16 = kernels::resolve<kernels::Op::gelu, DType::bf16>().fn;
-  const auto quantize = kernels::resolve<kernels::Op::quantize, DType::s8>().fn;
+void FusedMlp::run_chunk(const ChunkKernels &k, Worker &w, ChunkBuffers &b, int64_t c, const void *src,
+                         float *dst) const {
   const size_t elem = precision_ == Precision::bf16 ? 2 : 4;
   const int64_t r0 = c * chunk_rows_, n = std::min(chunk_rows_, s_.rows - r0);
   const bool full = n == chunk_rows_;
@@ -122,10 +131,10 @@ void FusedMlp::run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src,
   float *out = dst + r0 * s_.ld_dst;
   if (precision_ == Precision::int8) {
     Gemms<QuantizedLinear> &g = w.int8;
-    quantize(static_cast<const float *>(src_rows), s_.ld_src, b.src_s8, in_, n, in_, fc1_input_scale_, 1);
+    k.quantize(static_cast<const float *>(src_rows), s_.ld_src, b.src_s8, in_, n, in_, fc1_input_scale_, 1);
     (full ? g.fc1 : g.fc1_tail)->run(w.stream, b.src_s8, b.hidden);
-    gelu(b.hidden, n * hidden_, 1);
-    quantize(b.hidden, hidden_, b.hidden_s8, hidden_, n, hidden_, fc2_input_scale_, 1);
+    k.gelu(b.hidden, n * hidden_, 1);
+    k.quantize(b.hidden, hidden_, b.hidden_s8, hidden_, n, hidden_, fc2_input_scale_, 1);
     (full ? g.fc2 : g.fc2_tail)->run(w.stream, b.hidden_s8, out);
     return;
   }
@@ -133,10 +142,10 @@ void FusedMlp::run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src,
   (full ? g.fc1 : g.fc1_tail)->run(w.stream, src_rows, b.hidden);
   const void *fc2_src = b.hidden;
   if (precision_ == Precision::bf16) {
-    gelu_bf16(b.hidden, hidden_, b.hidden_bf16, hidden_, n, hidden_, 1);
+    k.gelu_bf16(b.hidden, hidden_, b.hidden_bf16, hidden_, n, hidden_, 1);
     fc2_src = b.hidden_bf16;
   } else {
-    gelu(b.hidden, n * hidden_, 1);
+    k.gelu(b.hidden, n * hidden_, 1);
   }
   (full ? g.fc2 : g.fc2_tail)->run(w.stream, fc2_src, out);
 }

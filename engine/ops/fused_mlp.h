@@ -85,7 +85,8 @@ class FusedMlp {
   float fc1_input_scale_ = 0, fc2_input_scale_ = 0; // int8
   std::vector<Worker> workers_;
 
-  void run_chunk(Worker &w, ChunkBuffers &b, int64_t c, const void *src, float *dst) const;
+  struct ChunkKernels;
+  void run_chunk(const ChunkKernels &k, Worker &w, ChunkBuffers &b, int64_t c, const void *src, float *dst) const;
 };
 
 } // namespace pola::ops
